@@ -1,0 +1,209 @@
+package main
+
+// The dependency policy (architecture.md, "Dependencies" and "Import
+// direction") enforced as a test: go.mod requires only the allowed modules,
+// every package's imports follow the direction rules, and nothing outside
+// the standard library and the allowed modules is built into the binary.
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const modulePath = "agent"
+
+// allowedModules are the only modules go.mod may require (x/sys, x/net and
+// x/text arrive indirectly through the three).
+var allowedModules = map[string]bool{
+	"golang.org/x/term":   true,
+	"golang.org/x/crypto": true,
+	"golang.org/x/oauth2": true,
+	"golang.org/x/sys":    true,
+	"golang.org/x/net":    true,
+	"golang.org/x/text":   true,
+}
+
+type listedPackage struct {
+	ImportPath string
+	Standard   bool
+	Imports    []string
+	Deps       []string
+	Module     *struct{ Path string }
+}
+
+func goList(t *testing.T, args ...string) []listedPackage {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-json"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []listedPackage
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p listedPackage
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func TestGoModRequiresOnlyAllowedModules(t *testing.T) {
+	out, err := exec.Command("go", "mod", "edit", "-json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mod struct {
+		Require []struct{ Path string }
+	}
+	if err := json.Unmarshal(out, &mod); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range mod.Require {
+		if !allowedModules[r.Path] {
+			t.Errorf("go.mod requires %s: only golang.org/x/term, x/crypto and x/oauth2 (and what they pull in) are allowed", r.Path)
+		}
+	}
+}
+
+// rel returns the import path relative to the module ("" for the root).
+func rel(path string) string {
+	if path == modulePath {
+		return ""
+	}
+	return strings.TrimPrefix(path, modulePath+"/")
+}
+
+func under(p, prefix string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }
+
+// allowedImport decides whether package from (relative path) may import
+// imp (a full import path) under architecture.md's rules.
+func allowedImport(from, imp string, std bool) (bool, string) {
+	pure := from == "mcp/jsonrpc" || from == "tui/keys" || from == "tui/screen" || under(from, "internal")
+	if (from == "tui/keys" || from == "tui/screen") && (imp == "os" || imp == "syscall" || imp == "net" || strings.HasPrefix(imp, "net/") || strings.HasPrefix(imp, "os/")) {
+		return false, "tui/keys and tui/screen import no os, syscall or net"
+	}
+	if std {
+		return true, ""
+	}
+	switch {
+	case under(imp, "golang.org/x/term"):
+		return from == "tui/term", "only tui/term imports x/term"
+	case under(imp, "golang.org/x/oauth2"):
+		return from == "mcp/oauth" || from == "" || under(from, "interop"), "only mcp/oauth (and main) import x/oauth2"
+	case under(imp, "golang.org/x/crypto"):
+		return !pure || from == "internal/jose", "pure packages use the standard library only"
+	case under(imp, "golang.org/x/sys"):
+		return from == "tui/term" || from == "", "x/sys only in tui/term"
+	case !under(imp, modulePath):
+		return false, "module outside the allowed list"
+	}
+	to := rel(imp)
+	if pure {
+		// internal packages may use other internal primitives.
+		return under(from, "internal") && under(to, "internal"), "pure leaves import the standard library only"
+	}
+	switch {
+	case from == "" || under(from, "interop"):
+		return true, ""
+	case from == "config":
+		return under(to, "internal"), "config imports only internal"
+	case from == "providers":
+		return under(to, "internal"), "providers imports only internal"
+	case under(from, "providers"):
+		return to == "providers" || under(to, "internal") || (under(to, "providers") && to != from && !strings.HasPrefix(to, from+"/") && okProviderSibling(from, to)), "providers/* import providers and internal"
+	case from == "mcp/oauth":
+		return under(to, "internal") || to == "config" || to == "mcp/jsonrpc", "mcp/oauth imports internal, config and mcp/jsonrpc"
+	case under(from, "mcp"):
+		return to == "mcp/jsonrpc" || to == "mcp/oauth" || to == "config" || under(to, "internal") || (under(to, "mcp") && to != "mcp" && from != to), "mcp imports mcp/jsonrpc, mcp/oauth, config and internal"
+	case under(from, "events"):
+		return under(to, "internal"), "events imports only internal (it declares the interface it needs)"
+	case under(from, "agent"):
+		return to == "config" || under(to, "providers") || under(to, "mcp") || under(to, "internal") || (under(to, "agent") && to != from), "agent imports config, providers, mcp and internal"
+	case under(from, "tui"):
+		return to == "agent" || under(to, "agent") || to == "config" || (under(to, "tui") && to != "tui"), "tui imports agent, config and tui/*"
+	}
+	return false, "package outside the layout of architecture.md"
+}
+
+// okProviderSibling: API-surface packages may reuse another surface's client
+// (responses on the chat-completions surface reuses chatcompat), and
+// builtin constructs every provider.
+func okProviderSibling(from, to string) bool {
+	return to == "providers/chatcompat" || from == "providers/builtin"
+}
+
+func TestImportDirection(t *testing.T) {
+	pkgs := goList(t, "./...")
+	std := map[string]bool{}
+	for _, p := range goList(t, "std") {
+		std[p.ImportPath] = true
+	}
+	for _, p := range pkgs {
+		from := rel(p.ImportPath)
+		for _, imp := range p.Imports {
+			if imp == "C" {
+				t.Errorf("%s imports C: the binary is static and cgo-free", p.ImportPath)
+				continue
+			}
+			if ok, why := allowedImport(from, imp, std[imp]); !ok {
+				t.Errorf("%s imports %s: %s", p.ImportPath, imp, why)
+			}
+		}
+	}
+}
+
+func TestBinaryDependencies(t *testing.T) {
+	for _, p := range goList(t, "-deps", ".") {
+		if p.Standard || p.Module == nil {
+			continue
+		}
+		if p.Module.Path != modulePath && !allowedModules[p.Module.Path] {
+			t.Errorf("the binary builds %s from module %s, outside the allowed list", p.ImportPath, p.Module.Path)
+		}
+	}
+}
+
+func TestImportRuleTable(t *testing.T) {
+	cases := []struct {
+		from, imp string
+		std, ok   bool
+	}{
+		{"tui/keys", "os", true, false},
+		{"tui/screen", "net/http", true, false},
+		{"tui/keys", "unicode/utf8", true, true},
+		{"internal/strictjson", "agent/config", false, false},
+		{"internal/jose", "agent/internal/strictjson", false, true},
+		{"internal/jose", "golang.org/x/crypto/ed25519", false, true},
+		{"config", "agent/providers", false, false},
+		{"config", "agent/internal/securefile", false, true},
+		{"providers/messages", "agent/providers", false, true},
+		{"providers/messages", "agent/config", false, false},
+		{"events", "agent/agent", false, false},
+		{"mcp", "agent/agent", false, false},
+		{"agent", "agent/tui", false, false},
+		{"tui", "agent/agent", false, true},
+		{"tui", "agent/providers", false, false},
+		{"tui", "golang.org/x/term", false, false},
+		{"tui/term", "golang.org/x/term", false, true},
+		{"mcp", "golang.org/x/oauth2", false, false},
+		{"mcp/oauth", "golang.org/x/oauth2", false, true},
+		{"", "agent/events", false, true},
+		{"agent", "github.com/some/thing", false, false},
+	}
+	for _, c := range cases {
+		if ok, _ := allowedImport(c.from, c.imp, c.std); ok != c.ok {
+			t.Errorf("allowedImport(%q, %q) = %v, want %v", c.from, c.imp, ok, c.ok)
+		}
+	}
+}

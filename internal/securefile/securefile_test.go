@@ -1,0 +1,151 @@
+package securefile
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestEnsureDir(t *testing.T) {
+	root := t.TempDir()
+	d := filepath.Join(root, "a", "b")
+	if err := EnsureDir(d); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(d)
+	if fi.Mode().Perm() != 0o700 {
+		t.Fatalf("mode %o", fi.Mode().Perm())
+	}
+	// A loose directory of ours is tightened.
+	os.Chmod(d, 0o755)
+	if err := EnsureDir(d); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ = os.Stat(d)
+	if fi.Mode().Perm() != 0o700 {
+		t.Fatalf("not tightened: %o", fi.Mode().Perm())
+	}
+	// A file in the way is an error.
+	f := filepath.Join(root, "file")
+	os.WriteFile(f, nil, 0o600)
+	if err := EnsureDir(f); err == nil {
+		t.Fatal("file accepted as directory")
+	}
+}
+
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "state.json")
+	if err := WriteFile(p, []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(p, []byte("two")); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	if string(b) != "two" {
+		t.Fatalf("content %q", b)
+	}
+	fi, _ := os.Stat(p)
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %o", fi.Mode().Perm())
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Fatalf("temporary files left: %v", ents)
+	}
+	// Failure (directory missing) leaves nothing behind and names the path.
+	err := WriteFile(filepath.Join(dir, "missing", "x"), []byte("z"))
+	if err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestWriteFileKeepsOldOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	WriteFile(p, []byte("old"))
+	// Make the target a directory: rename over it fails; the temp must go.
+	sub := filepath.Join(dir, "d")
+	os.Mkdir(sub, 0o700)
+	os.WriteFile(filepath.Join(sub, "keep"), []byte("x"), 0o600)
+	if err := WriteFile(sub, []byte("new")); err == nil {
+		t.Fatal("rename over a non-empty directory succeeded")
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Fatalf("temporary file left: %s", e.Name())
+		}
+	}
+}
+
+func TestCreateExclusive(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "token")
+	if err := CreateExclusive(p, []byte("secret")); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(p)
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %o", fi.Mode().Perm())
+	}
+	if err := CreateExclusive(p, []byte("again")); !errors.Is(err, fs.ErrExist) {
+		t.Fatalf("second create: %v", err)
+	}
+	// A dangling symlink is not followed.
+	l := filepath.Join(dir, "link")
+	os.Symlink(filepath.Join(dir, "target"), l)
+	if err := CreateExclusive(l, []byte("x")); err == nil {
+		t.Fatal("created through a symlink")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "target")); err == nil {
+		t.Fatal("symlink target was created")
+	}
+}
+
+func TestReadSecret(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "cred")
+	os.WriteFile(p, []byte("tok"), 0o600)
+	b, err := ReadSecret(p, 100)
+	if err != nil || string(b) != "tok" {
+		t.Fatalf("%q %v", b, err)
+	}
+	for _, mode := range []os.FileMode{0o640, 0o604, 0o644, 0o660} {
+		os.Chmod(p, mode)
+		if _, err := ReadSecret(p, 100); !errors.Is(err, ErrInsecure) {
+			t.Fatalf("mode %o accepted: %v", mode, err)
+		}
+	}
+	os.Chmod(p, 0o600)
+	if _, err := ReadSecret(p, 2); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("size limit: %v", err)
+	}
+	l := filepath.Join(dir, "link")
+	os.Symlink(p, l)
+	if _, err := ReadSecret(l, 100); err == nil {
+		t.Fatal("read through a symlink")
+	}
+	if _, err := ReadSecret(dir, 100); err == nil {
+		t.Fatal("read a directory")
+	}
+}
+
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "g.json")
+	os.WriteFile(p, []byte("12345"), 0o644)
+	if _, err := ReadFile(p, 4); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("limit: %v", err)
+	}
+	if b, err := ReadFile(p, 5); err != nil || string(b) != "12345" {
+		t.Fatalf("%q %v", b, err)
+	}
+	if _, err := ReadFile(dir, 5); err == nil {
+		t.Fatal("directory accepted")
+	}
+}

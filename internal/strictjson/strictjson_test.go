@@ -1,0 +1,259 @@
+package strictjson
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseValid(t *testing.T) {
+	for _, in := range []string{
+		`{}`, `[]`, `null`, `true`, `false`, `0`, `-0`, `1.5e+3`, `-12.25E-2`, `""`,
+		`{"a":1,"b":[1,2,{"c":null}]}`,
+		`"\u00e9\ud83d\ude00\n\t\"\\\/"`,
+		" \r\n\t{ \"a\" : \"b\" } \n",
+		`{"a":1,"A":2}`, // keys differ by case: distinct keys
+	} {
+		if _, err := Parse([]byte(in), Options{}); err != nil {
+			t.Errorf("Parse(%q): %v", in, err)
+		}
+		// Everything we accept, encoding/json accepts too.
+		if !json.Valid([]byte(in)) {
+			t.Errorf("encoding/json rejects %q, which Parse accepted", in)
+		}
+	}
+}
+
+func TestParseInvalid(t *testing.T) {
+	cases := []struct {
+		in        string
+		line, col int
+		msg       string
+	}{
+		{``, 1, 1, "empty document"},
+		{`   `, 1, 4, "empty document"},
+		{`{"a":1,"a":2}`, 1, 8, `duplicate key "a"`},
+		{"{\n  \"x\": {\"k\": 1,\n  \"k\": 2}}", 3, 3, `duplicate key "k"`},
+		{`{"a":1} x`, 1, 9, "unexpected data after the top-level value"},
+		{`{"a":1}{}`, 1, 8, "unexpected data"},
+		{`{"a":1,}`, 1, 8, "expected a string key"},
+		{`[1,]`, 1, 4, "unexpected character"},
+		{`[1 2]`, 1, 4, "expected ',' or ']'"},
+		{`{"a" 1}`, 1, 6, "expected ':'"},
+		{`{'a':1}`, 1, 2, "expected a string key"},
+		{`01`, 1, 2, "unexpected data"},
+		{`1.`, 1, 3, "digits expected after '.'"},
+		{`1e`, 1, 3, "digits expected in exponent"},
+		{`-`, 1, 2, "invalid number"},
+		{`+1`, 1, 1, "unexpected character"},
+		{`tru`, 1, 1, "invalid literal"},
+		{`nul`, 1, 1, "invalid literal"},
+		{`NaN`, 1, 1, "unexpected character"},
+		{"\"a\x01\"", 1, 3, "control character"},
+		{"\"a\nb\"", 1, 3, "control character"},
+		{`"\x"`, 1, 2, "invalid escape"},
+		{`"\u12G4"`, 1, 2, "invalid \\u escape"},
+		{`"\ud800"`, 1, 8, "unpaired surrogate"},
+		{`"\udc00"`, 1, 8, "unpaired surrogate"},
+		{`"\ud800\u0041"`, 1, 8, "unpaired surrogate"},
+		{"\"\xff\"", 1, 2, "invalid UTF-8"},
+		{`"abc`, 1, 5, "unterminated string"},
+		{`{"a":`, 1, 6, "unexpected end of input"},
+		{`[`, 1, 2, "unexpected end of input"},
+		{"\xef\xbb\xbf{}", 1, 1, "unexpected character"},
+		{`/* c */ {}`, 1, 1, "unexpected character"},
+	}
+	for _, c := range cases {
+		_, err := Parse([]byte(c.in), Options{})
+		var se *SyntaxError
+		if !errors.As(err, &se) {
+			t.Errorf("Parse(%q) = %v, want a SyntaxError", c.in, err)
+			continue
+		}
+		if se.Line != c.line || se.Col != c.col || !strings.Contains(se.Msg, c.msg) {
+			t.Errorf("Parse(%q) = %v, want line %d column %d with %q", c.in, err, c.line, c.col, c.msg)
+		}
+	}
+}
+
+func TestLimits(t *testing.T) {
+	big := `"` + strings.Repeat("a", 100) + `"`
+	if _, err := Parse([]byte(big), Options{MaxBytes: 50}); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("oversize: got %v, want ErrTooLarge", err)
+	}
+	deep := strings.Repeat("[", 10) + strings.Repeat("]", 10)
+	if _, err := Parse([]byte(deep), Options{MaxDepth: 10}); err != nil {
+		t.Fatalf("depth 10 with limit 10: %v", err)
+	}
+	if _, err := Parse([]byte("["+deep+"]"), Options{MaxDepth: 10}); err == nil || !strings.Contains(err.Error(), "nesting deeper") {
+		t.Fatalf("depth 11 with limit 10: got %v", err)
+	}
+	// The default depth bound stops a stack-exhaustion document.
+	bomb := strings.Repeat("[", 100000)
+	if _, err := Parse([]byte(bomb), Options{}); err == nil {
+		t.Fatal("deep nesting bomb accepted")
+	}
+}
+
+func TestManyKeysDuplicate(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("{")
+	for i := range 40 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`"k` + string(rune('a'+i%26)) + string(rune('a'+i/26)) + `":1`)
+	}
+	b.WriteString(`,"kbb":2}`)
+	if _, err := Parse([]byte(b.String()), Options{}); err == nil || !strings.Contains(err.Error(), "duplicate key") {
+		t.Fatalf("duplicate after many keys: got %v", err)
+	}
+}
+
+type inner struct {
+	Port int `json:"port"`
+}
+
+type target struct {
+	Name    string            `json:"name"`
+	Aud     []string          `json:"aud,omitempty"`
+	Count   int64             `json:"count"`
+	Ratio   float64           `json:"ratio"`
+	On      bool              `json:"on"`
+	Inner   *inner            `json:"inner"`
+	Env     map[string]string `json:"env"`
+	Raw     json.RawMessage   `json:"raw"`
+	Any     any               `json:"any"`
+	Skipped string            `json:"-"`
+	inner2
+}
+
+type inner2 struct {
+	Flat string `json:"flat"`
+}
+
+func TestUnmarshal(t *testing.T) {
+	var v target
+	in := `{"name":"x","aud":["a","b"],"count":3,"ratio":0.5,"on":true,"inner":{"port":8},
+		"env":{"A":"1"},"raw":{"any":[1,{"x":2}]},"any":[true],"flat":"f"}`
+	if err := Unmarshal([]byte(in), &v, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if v.Name != "x" || len(v.Aud) != 2 || v.Count != 3 || v.Inner.Port != 8 || v.Env["A"] != "1" || v.Flat != "f" {
+		t.Fatalf("decoded %+v", v)
+	}
+}
+
+func TestUnmarshalRefusals(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{`{"Name":"x"}`, `$.Name: unknown field`},
+		{`{"NAME":"x"}`, `$.NAME: unknown field`},
+		{`{"name":"x","name":"y"}`, `duplicate key "name"`},
+		{`{"extra":1}`, `$.extra: unknown field`},
+		{`{"inner":{"Port":1}}`, `$.inner.Port: unknown field`},
+		{`{"name":1}`, `$.name: expected a string, found number`},
+		{`{"count":1.5}`, `$.count: expected an integer within range`},
+		{`{"count":"1"}`, `$.count: expected an integer, found string`},
+		{`{"count":99999999999999999999}`, `$.count: expected an integer within range`},
+		{`{"on":"true"}`, `$.on: expected a boolean`},
+		{`{"aud":"a"}`, `$.aud: expected an array, found string`},
+		{`{"aud":[1]}`, `$.aud[0]: expected a string`},
+		{`{"env":{"A":1}}`, `$.env.A: expected a string`},
+		{`{"env":{"a b":1}}`, `$.env["a b"]: expected a string`},
+		{`{"name":null}`, `$.name: expected a string, found null`},
+		{`{"ratio":1e400}`, `$.ratio: number out of range`},
+		{`[]`, `$: expected an object, found array`},
+		{`{"skipped":"x"}`, `$.skipped: unknown field`},
+		{`{"Skipped":"x"}`, `$.Skipped: unknown field`},
+	}
+	for _, c := range cases {
+		var v target
+		err := Unmarshal([]byte(c.in), &v, Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Unmarshal(%s) = %v, want %q", c.in, err, c.want)
+		}
+	}
+}
+
+func TestUnmarshalNeedsPointer(t *testing.T) {
+	var v target
+	if err := Unmarshal([]byte(`{}`), v, Options{}); err == nil {
+		t.Fatal("non-pointer accepted")
+	}
+}
+
+func TestPath(t *testing.T) {
+	p := Root.Key("bindings").Key("chat-input").Key("submit").Index(1)
+	if p != "$.bindings.chat-input.submit[1]" {
+		t.Fatal(p)
+	}
+	if got := Root.Key("a.b").Key(""); got != `$["a.b"][""]` {
+		t.Fatal(got)
+	}
+}
+
+func TestValueHelpers(t *testing.T) {
+	v, err := Parse([]byte(`{"i":42,"f":1.5,"e":1e2,"s":"x"}`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := v.Get("i").Int(); !ok || n != 42 {
+		t.Fatal("Int")
+	}
+	if _, ok := v.Get("f").Int(); ok {
+		t.Fatal("1.5 is not an integer")
+	}
+	if n, ok := v.Get("e").Int(); !ok || n != 100 {
+		t.Fatal("1e2 is the integer 100")
+	}
+	if _, ok := v.Get("s").Int(); ok {
+		t.Fatal("string is not a number")
+	}
+	if v.Get("missing") != nil || v.Get("s").Get("x") != nil {
+		t.Fatal("Get")
+	}
+}
+
+// FuzzParse checks that Parse never panics, that everything it accepts is
+// valid JSON to encoding/json, and that it never accepts a document with a
+// duplicate key.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":[1,2,{"b":null}]}`, `{"a":1,"a":2}`, `"\ud83d\ude00"`, `[1e5,-0.5,true]`, "{\n\"x\":\"\\u0000\"}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		v, err := Parse(data, Options{MaxBytes: 1 << 16})
+		if err != nil {
+			return
+		}
+		if !json.Valid(data) {
+			t.Fatalf("Parse accepted %q, encoding/json rejects it", data)
+		}
+		var walk func(*Value)
+		walk = func(v *Value) {
+			seen := map[string]bool{}
+			for _, m := range v.Members {
+				if seen[m.Key] {
+					t.Fatalf("duplicate key %q accepted", m.Key)
+				}
+				seen[m.Key] = true
+				walk(m.Value)
+			}
+			for _, it := range v.Items {
+				walk(it)
+			}
+		}
+		walk(v)
+	})
+}
+
+func BenchmarkParse(b *testing.B) {
+	doc := []byte(`{"mcpServers":{"a":{"type":"http","url":"https://example.invalid/mcp","headers":{"X":"y"}},"b":{"type":"stdio","command":"srv","args":["--x","1"]}},"permissions":{"allow":["Read","Bash(go test *)"]}}`)
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if _, err := Parse(doc, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,308 @@
+// Command agent is a terminal AI agent: an interactive session, print mode,
+// an MCP client and server, and an endpoint for signed external events.
+//
+// This file only wires: it parses the command line, finds the command,
+// runs it, and maps its error to an exit code in one place (cli.md, exit
+// codes). Each command's body lives in a cmd_*.go file of this package and
+// calls into the subsystem packages; main is the only package that joins
+// subsystems (architecture.md, import direction).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// version is set at link time (-ldflags "-X main.version=1.2.3"); otherwise
+// the module version from the build info, or "dev".
+var version = ""
+
+// stdio is the process's standard streams, injected for tests.
+type stdio struct {
+	in  io.Reader
+	out io.Writer
+	err io.Writer
+}
+
+// env is what every command receives.
+type env struct {
+	stdio
+	getenv func(string) string
+	home   string // the user's home directory ($HOME)
+	cwd    string // the working directory: the workspace
+}
+
+// exitError ends a command with a code after it has printed its own
+// diagnostics.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// errInterrupted is the cancellation cause when SIGINT or SIGTERM arrives.
+var errInterrupted = errors.New("interrupted")
+
+// command is one entry of the command table. build registers the command's
+// flags and returns the function that runs it with the operands.
+type command struct {
+	path     string // words after "agent", e.g. "mcp list"
+	synopsis string // operands and flags after the path, for usage
+	summary  string
+	help     string // paragraphs shown by --help
+	build    func(f *flagSet) func(ctx context.Context, e *env, args []string) error
+}
+
+// commands is the command table. Only commands that work are listed.
+func commands() []*command {
+	return []*command{
+		versionCommand(),
+		helpCommand(),
+	}
+}
+
+func main() {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		cancel(errInterrupted)
+		// A second signal while shutting down exits at once.
+		<-sigs
+		os.Exit(130)
+	}()
+	code := run(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
+	cancel(nil)
+	os.Exit(code)
+}
+
+// run executes the command line args and returns the exit code.
+func run(ctx context.Context, args []string, s stdio) int {
+	cwd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(s.err, "agent: cannot determine the working directory: %v\n", err)
+		return 1
+	}
+	e := &env{stdio: s, getenv: os.Getenv, home: os.Getenv("HOME"), cwd: cwd}
+	cmd, rest := findCommand(args)
+	if cmd == nil {
+		return rootCommand(ctx, e, args)
+	}
+	f := newFlagSet(cmd.path)
+	runFn := cmd.build(f)
+	operands, err := f.parse(rest)
+	if err == nil {
+		if e.home == "" && cmd.path != "version" && cmd.path != "help" {
+			err = errors.New("HOME is not set: it decides where ~/.agent lives")
+		} else {
+			err = runFn(ctx, e, operands)
+		}
+	}
+	return exitCode(ctx, e, cmd, f, err)
+}
+
+// findCommand finds the longest command path that prefixes args.
+func findCommand(args []string) (*command, []string) {
+	var best *command
+	bestLen := 0
+	for _, c := range commands() {
+		words := strings.Fields(c.path)
+		if len(words) > len(args) || len(words) <= bestLen {
+			continue
+		}
+		match := true
+		for i, w := range words {
+			if args[i] != w {
+				match = false
+				break
+			}
+		}
+		if match {
+			best, bestLen = c, len(words)
+		}
+	}
+	if best == nil {
+		return nil, args
+	}
+	return best, args[bestLen:]
+}
+
+// groups are command words that only lead to subcommands.
+var groups = map[string]string{
+	"mcp":         "MCP servers: status, sign-in, serving",
+	"session":     "background sessions",
+	"keybindings": "the keybindings overrides file",
+}
+
+// rootCommand handles "agent" with no known command: --help, --version,
+// a group without its subcommand, or an unknown command.
+func rootCommand(ctx context.Context, e *env, args []string) int {
+	if len(args) == 0 {
+		fmt.Fprint(e.err, overview())
+		fmt.Fprintln(e.err, "agent: the interactive session is not part of this build yet; see the commands above")
+		return 2
+	}
+	switch args[0] {
+	case "-h", "--help":
+		fmt.Fprint(e.out, overview())
+		return 0
+	case "--version", "-v":
+		fmt.Fprintln(e.out, versionLine())
+		return 0
+	}
+	if summary, ok := groups[args[0]]; ok {
+		if len(args) > 1 && (args[1] == "--help" || args[1] == "-h") {
+			fmt.Fprint(e.out, groupHelp(args[0], summary))
+			return 0
+		}
+		if len(args) == 1 {
+			fmt.Fprintf(e.err, "agent: %s needs a subcommand (see 'agent %s --help')\n", args[0], args[0])
+		} else {
+			fmt.Fprintf(e.err, "agent: unknown command \"%s %s\" (see 'agent %s --help')\n", args[0], args[1], args[0])
+		}
+		return 2
+	}
+	if strings.HasPrefix(args[0], "-") {
+		fmt.Fprintf(e.err, "agent: unknown flag %s (see 'agent --help')\n", args[0])
+		return 2
+	}
+	fmt.Fprintf(e.err, "agent: unknown command %q (see 'agent --help')\n", args[0])
+	return 2
+}
+
+// exitCode is the one place where errors become exit codes (cli.md).
+func exitCode(ctx context.Context, e *env, cmd *command, f *flagSet, err error) int {
+	var ue *usageError
+	var xe *exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errHelp):
+		fmt.Fprint(e.out, commandHelp(cmd, f))
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(e.err, "agent %s: %s (see 'agent %s --help')\n", cmd.path, ue.msg, cmd.path)
+		return 2
+	case errors.Is(context.Cause(ctx), errInterrupted):
+		fmt.Fprintln(e.err, "agent: interrupted")
+		return 130
+	case errors.As(err, &xe):
+		return xe.code
+	default:
+		fmt.Fprintf(e.err, "agent %s: %v\n", cmd.path, err)
+		return 1
+	}
+}
+
+func versionLine() string {
+	v := version
+	if v == "" {
+		v = "dev"
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = strings.TrimPrefix(bi.Main.Version, "v")
+		}
+	}
+	return fmt.Sprintf("agent %s (%s %s/%s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+func overview() string {
+	var b strings.Builder
+	b.WriteString("agent: a terminal AI agent\n\nUsage:\n  agent COMMAND [flags]\n\nCommands:\n")
+	cmds := commands()
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].path < cmds[j].path })
+	width := 0
+	for _, c := range cmds {
+		width = max(width, len(c.path))
+	}
+	for _, c := range cmds {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, c.path, c.summary)
+	}
+	b.WriteString("\nRun 'agent COMMAND --help' for a command's flags. 'agent --version' prints the version.\n")
+	return b.String()
+}
+
+func groupHelp(group, summary string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "agent %s: %s\n\nCommands:\n", group, summary)
+	for _, c := range commands() {
+		if strings.HasPrefix(c.path, group+" ") {
+			fmt.Fprintf(&b, "  agent %s %s\n      %s\n", c.path, c.synopsis, c.summary)
+		}
+	}
+	return b.String()
+}
+
+func commandHelp(c *command, f *flagSet) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Usage: agent %s", c.path)
+	if c.synopsis != "" {
+		b.WriteString(" " + c.synopsis)
+	}
+	b.WriteString("\n\n" + c.summary + "\n")
+	if c.help != "" {
+		b.WriteString("\n" + strings.TrimSpace(c.help) + "\n")
+	}
+	b.WriteString(f.usage())
+	b.WriteString("  -h, --help  print this help\n")
+	return b.String()
+}
+
+// noOperands refuses operands for commands that take none.
+func noOperands(cmd string, args []string) error {
+	if len(args) > 0 {
+		return usagef(cmd, "unexpected argument %q", args[0])
+	}
+	return nil
+}
+
+func versionCommand() *command {
+	return &command{
+		path:    "version",
+		summary: "print the version",
+		build: func(f *flagSet) func(context.Context, *env, []string) error {
+			return func(_ context.Context, e *env, args []string) error {
+				if err := noOperands("version", args); err != nil {
+					return err
+				}
+				fmt.Fprintln(e.out, versionLine())
+				return nil
+			}
+		},
+	}
+}
+
+func helpCommand() *command {
+	return &command{
+		path:     "help",
+		synopsis: "[COMMAND]",
+		summary:  "print help for agent or for one command",
+		build: func(f *flagSet) func(context.Context, *env, []string) error {
+			return func(_ context.Context, e *env, args []string) error {
+				if len(args) == 0 {
+					fmt.Fprint(e.out, overview())
+					return nil
+				}
+				if summary, ok := groups[args[0]]; ok && len(args) == 1 {
+					fmt.Fprint(e.out, groupHelp(args[0], summary))
+					return nil
+				}
+				c, rest := findCommand(args)
+				if c == nil || len(rest) > 0 {
+					return usagef("help", "unknown command %q", strings.Join(args, " "))
+				}
+				cf := newFlagSet(c.path)
+				c.build(cf)
+				fmt.Fprint(e.out, commandHelp(c, cf))
+				return nil
+			}
+		},
+	}
+}
