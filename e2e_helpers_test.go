@@ -1,0 +1,118 @@
+package main
+
+// Helpers for end-to-end tests that run the built binary (house style 9:
+// fakes over mocks; the real binary, a temporary HOME and workspace).
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	buildOnce sync.Once
+	builtPath string
+	buildErr  error
+)
+
+// agentBinary builds the binary once per test process and returns its path.
+func agentBinary(t testing.TB) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "agent-e2e-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtPath = filepath.Join(dir, "agent")
+		cmd := exec.Command("go", "build", "-o", builtPath, ".")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = errors.New(string(out))
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building agent: %v", buildErr)
+	}
+	return builtPath
+}
+
+// sandbox is a temporary HOME and workspace for one end-to-end test.
+type sandbox struct {
+	t    testing.TB
+	Home string
+	Work string
+	Env  []string // extra KEY=VALUE entries
+}
+
+func newSandbox(t testing.TB) *sandbox {
+	t.Helper()
+	root := t.TempDir()
+	s := &sandbox{t: t, Home: filepath.Join(root, "home"), Work: filepath.Join(root, "work")}
+	for _, d := range []string{s.Home, s.Work} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Resolve symlinks (macOS /var, tmpfs links) so paths match the real path.
+	if w, err := filepath.EvalSymlinks(s.Work); err == nil {
+		s.Work = w
+	}
+	return s
+}
+
+// write creates a file under the sandbox root, the home (~/...) or the
+// workspace, creating parent directories.
+func (s *sandbox) write(path, content string) string {
+	s.t.Helper()
+	switch {
+	case strings.HasPrefix(path, "~/"):
+		path = filepath.Join(s.Home, path[2:])
+	case !filepath.IsAbs(path):
+		path = filepath.Join(s.Work, path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	return path
+}
+
+type result struct {
+	Stdout string
+	Stderr string
+	Code   int
+}
+
+// run runs the binary in the workspace with the sandbox's HOME, a minimal
+// environment and the given stdin, with a deadline.
+func (s *sandbox) run(stdin string, args ...string) result {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, agentBinary(s.t), args...)
+	cmd.Dir = s.Work
+	cmd.Env = append([]string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH"), "TERM=dumb"}, s.Env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			s.t.Fatalf("running agent %v: %v", args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+}
