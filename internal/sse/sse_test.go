@@ -1,0 +1,247 @@
+package sse
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+)
+
+// chunkReader returns the input in pieces split at the given offsets.
+type chunkReader struct {
+	data   []byte
+	splits []int
+	pos    int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if c.pos >= len(c.data) {
+		return 0, io.EOF
+	}
+	end := len(c.data)
+	for _, s := range c.splits {
+		if s > c.pos {
+			end = min(end, s)
+			break
+		}
+	}
+	n := copy(p, c.data[c.pos:end])
+	c.pos += n
+	return n, nil
+}
+
+func readAll(r io.Reader, opts Options) ([]Event, *Reader, error) {
+	rd := NewReader(r, opts)
+	var evs []Event
+	for {
+		ev, err := rd.Next()
+		if err == io.EOF {
+			return evs, rd, nil
+		}
+		if err != nil {
+			return evs, rd, err
+		}
+		evs = append(evs, ev)
+	}
+}
+
+var cases = []struct {
+	name string
+	in   string
+	want []Event
+}{
+	{"simple", "data: hello\n\n", []Event{{Data: "hello"}}},
+	{"crlf", "event: delta\r\ndata: a\r\n\r\n", []Event{{Type: "delta", Data: "a"}}},
+	{"lone cr", "data: a\rdata: b\r\r", []Event{{Data: "a\nb"}}},
+	{"mixed endings", "data: 1\r\n\ndata: 2\r\rdata: 3\n\r\n", []Event{{Data: "1"}, {Data: "2"}, {Data: "3"}}},
+	{"multi data", "data: a\ndata: b\ndata:\ndata: c\n\n", []Event{{Data: "a\nb\n\nc"}}},
+	{"no space", "data:x\n\n", []Event{{Data: "x"}}},
+	{"two spaces keep one", "data:  x\n\n", []Event{{Data: " x"}}},
+	{"comments", ": keepalive\n:\ndata: a\n: mid\n\n", []Event{{Data: "a"}}},
+	{"ids", "id: 7\ndata: a\n\ndata: b\n\n", []Event{{Data: "a", ID: "7"}, {Data: "b", ID: "7"}}},
+	{"id with nul ignored", "id: 1\ndata: a\n\nid: x\x00y\ndata: b\n\n", []Event{{Data: "a", ID: "1"}, {Data: "b", ID: "1"}}},
+	{"empty id resets", "id: 1\ndata: a\n\nid\ndata: b\n\n", []Event{{Data: "a", ID: "1"}, {Data: "b", ID: ""}}},
+	{"empty data not dispatched", "id: p1\ndata:\n\ndata: a\n\n", []Event{{Data: "a", ID: "p1"}}},
+	{"event only not dispatched", "event: x\n\ndata: a\n\n", []Event{{Data: "a"}}},
+	{"unknown field", "foo: bar\ndata: a\n\n", []Event{{Data: "a"}}},
+	{"field without colon", "data\ndata\n\n", []Event{{Data: "\n"}}},
+	{"bom", "\xef\xbb\xbfdata: a\n\n", []Event{{Data: "a"}}},
+	{"truncated final event", "data: a\n\ndata: b\n", []Event{{Data: "a"}}},
+	{"truncated final line", "data: a\n\ndata: b", []Event{{Data: "a"}}},
+	{"blank lines", "\n\n\ndata: a\n\n\n", []Event{{Data: "a"}}},
+	{"json payload", "data: {\"x\":\"a:b\"}\n\n", []Event{{Data: `{"x":"a:b"}`}}},
+	{"done marker", "data: [DONE]\n\n", []Event{{Data: "[DONE]"}}},
+	{"utf8", "data: héllo ✓\n\n", []Event{{Data: "héllo ✓"}}},
+	{"trailing cr at eof", "data: a\n\r", []Event{{Data: "a"}}},
+}
+
+func TestReaderAtEveryChunkSplit(t *testing.T) {
+	for _, c := range cases {
+		for split := 0; split <= len(c.in); split++ {
+			for _, second := range []int{split + 1, split + 3} {
+				r := &chunkReader{data: []byte(c.in), splits: []int{split, second}}
+				got, _, err := readAll(r, Options{})
+				if err != nil {
+					t.Fatalf("%s split %d: %v", c.name, split, err)
+				}
+				if !equal(got, c.want) {
+					t.Fatalf("%s split %d,%d: got %+v, want %+v", c.name, split, second, got, c.want)
+				}
+			}
+		}
+		// One byte at a time too.
+		got, _, err := readAll(iotest.OneByteReader(strings.NewReader(c.in)), Options{})
+		if err != nil || !equal(got, c.want) {
+			t.Fatalf("%s one byte: %+v %v", c.name, got, err)
+		}
+	}
+}
+
+func equal(a, b []Event) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestRetry(t *testing.T) {
+	_, rd, err := readAll(strings.NewReader("retry: 1500\nid: 3\ndata:\n\n"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, ok := rd.Retry(); !ok || d != 1500*time.Millisecond {
+		t.Fatalf("retry %v %v", d, ok)
+	}
+	if rd.LastEventID() != "3" {
+		t.Fatalf("last id %q", rd.LastEventID())
+	}
+	for _, bad := range []string{"retry: x\n\n", "retry: -1\n\n", "retry: +5\n\n", "retry: 1.5\n\n", "retry:\n\n"} {
+		_, rd, _ := readAll(strings.NewReader(bad), Options{})
+		if _, ok := rd.Retry(); ok {
+			t.Errorf("%q set a retry", bad)
+		}
+	}
+}
+
+func TestLineBound(t *testing.T) {
+	long := "data: " + strings.Repeat("x", 1000) + "\n\n"
+	for _, r := range []io.Reader{strings.NewReader(long), iotest.OneByteReader(strings.NewReader(long))} {
+		_, _, err := readAll(r, Options{MaxLine: 100})
+		if !errors.Is(err, ErrLineTooLong) {
+			t.Fatalf("got %v, want ErrLineTooLong", err)
+		}
+	}
+	// A line with no terminator at all is cut off at the bound, not read forever.
+	endless := io.MultiReader(strings.NewReader("data: "), neverEnding('x'))
+	if _, _, err := readAll(endless, Options{MaxLine: 1 << 16}); !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("endless line: %v", err)
+	}
+	// Exactly at the bound is fine.
+	ok := "data:" + strings.Repeat("y", 95) + "\n\n"
+	if evs, _, err := readAll(strings.NewReader(ok), Options{MaxLine: 100}); err != nil || len(evs) != 1 {
+		t.Fatalf("line at the bound: %v", err)
+	}
+	// Event data summed over lines is bounded too.
+	many := strings.Repeat("data: "+strings.Repeat("z", 50)+"\n", 10) + "\n"
+	if _, _, err := readAll(strings.NewReader(many), Options{MaxLine: 100, MaxEvent: 200}); !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("event bound: %v", err)
+	}
+}
+
+type neverEnding byte
+
+func (b neverEnding) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(b)
+	}
+	return len(p), nil
+}
+
+func TestReadError(t *testing.T) {
+	boom := errors.New("boom")
+	r := io.MultiReader(strings.NewReader("data: a\n\ndata: b"), iotest.ErrReader(boom))
+	evs, _, err := readAll(r, Options{})
+	if len(evs) != 1 || !errors.Is(err, boom) {
+		t.Fatalf("%v %v", evs, err)
+	}
+}
+
+func TestWriteRoundTrip(t *testing.T) {
+	for _, ev := range []Event{
+		{Data: "plain"},
+		{Type: "message", Data: "line1\nline2\r\nline3", ID: "42"},
+		{Data: `{"jsonrpc":"2.0"}`},
+		{Data: "trailing\n"},
+	} {
+		var b bytes.Buffer
+		if err := Write(&b, ev); err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := readAll(&b, Options{})
+		want := ev
+		want.Data = strings.ReplaceAll(want.Data, "\r\n", "\n")
+		if err != nil || len(got) != 1 || got[0] != want {
+			t.Fatalf("round trip %+v: %+v %v", ev, got, err)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteRetry(&b, Event{ID: "p"}, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	got, rd, _ := readAll(&b, Options{})
+	if d, _ := rd.Retry(); len(got) != 0 || rd.LastEventID() != "p" || d != 2*time.Second {
+		t.Fatalf("priming event: %+v %q %v", got, rd.LastEventID(), d)
+	}
+	for _, bad := range []Event{{Type: "a\nb", Data: "x"}, {ID: "a\rb", Data: "x"}, {ID: "a\x00", Data: "x"}} {
+		if err := Write(io.Discard, bad); err == nil {
+			t.Errorf("Write(%+v) accepted", bad)
+		}
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	for _, c := range cases {
+		f.Add([]byte(c.in), uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, split uint8) {
+		whole, _, errWhole := readAll(bytes.NewReader(data), Options{MaxLine: 1 << 12})
+		pieces, _, errPieces := readAll(&chunkReader{data: data, splits: []int{int(split), int(split) * 2}}, Options{MaxLine: 1 << 12})
+		if (errWhole == nil) != (errPieces == nil) || !equal(whole, pieces) {
+			t.Fatalf("chunking changed the result: %+v %v vs %+v %v", whole, errWhole, pieces, errPieces)
+		}
+		for _, ev := range whole {
+			if strings.ContainsAny(ev.Type, "\r\n") || strings.ContainsRune(ev.ID, 0) {
+				t.Fatalf("bad field in %+v", ev)
+			}
+		}
+	})
+}
+
+func BenchmarkReader(b *testing.B) {
+	var stream bytes.Buffer
+	for i := 0; i < 2000; i++ {
+		stream.WriteString(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hello, world. This is a token."}}]}` + "\n\n")
+		if i%50 == 0 {
+			stream.WriteString(": keepalive\r\n\r\n")
+		}
+	}
+	data := stream.Bytes()
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		rd := NewReader(bytes.NewReader(data), Options{})
+		for {
+			if _, err := rd.Next(); err != nil {
+				break
+			}
+		}
+	}
+}
