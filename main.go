@@ -65,6 +65,10 @@ func commands() []*command {
 	return []*command{
 		versionCommand(),
 		helpCommand(),
+		trustCommand(),
+		trustStatusCommand(),
+		trustRevokeCommand(),
+		mcpListCommand(),
 	}
 }
 

@@ -569,3 +569,29 @@ func plainKey(k string) bool {
 	}
 	return true
 }
+
+// Interface converts the value to encoding/json's generic shapes: nil,
+// bool, json.Number, string, []any and map[string]any.
+func (v *Value) Interface() any {
+	switch v.Kind {
+	case Bool:
+		return v.Bool
+	case Number:
+		return json.Number(v.Str)
+	case String:
+		return v.Str
+	case Array:
+		out := make([]any, len(v.Items))
+		for i, it := range v.Items {
+			out[i] = it.Interface()
+		}
+		return out
+	case Object:
+		out := make(map[string]any, len(v.Members))
+		for _, m := range v.Members {
+			out[m.Key] = m.Value.Interface()
+		}
+		return out
+	}
+	return nil
+}
