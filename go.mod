@@ -2,9 +2,6 @@ module agent
 
 go 1.26.0
 
-require (
-	golang.org/x/crypto v0.58.0 // indirect
-	golang.org/x/oauth2 v0.37.0 // indirect
-	golang.org/x/sys v0.49.0 // indirect
-	golang.org/x/term v0.47.0 // indirect
-)
+require golang.org/x/term v0.47.0
+
+require golang.org/x/sys v0.49.0 // indirect
