@@ -191,7 +191,9 @@ func (c *Client) Body(req *providers.Request) ([]byte, string, error) {
 	if !c.opts.OmitStreamUsage {
 		b["stream_options"] = map[string]any{"include_usage": true}
 	}
-	if len(req.Tools) > 0 && req.ToolChoice.Mode != providers.ToolNone {
+	if len(req.Tools) > 0 {
+		// Tools go out with choice "none" too: a conversation that holds
+		// tool calls keeps their definitions in view.
 		tools := make([]wireTool, len(req.Tools))
 		for i, t := range req.Tools {
 			schema := t.Schema
@@ -204,6 +206,8 @@ func (c *Client) Body(req *providers.Request) ([]byte, string, error) {
 		switch req.ToolChoice.Mode {
 		case providers.ToolAuto:
 			b["tool_choice"] = "auto"
+		case providers.ToolNone:
+			b["tool_choice"] = "none"
 		case providers.ToolRequired:
 			b["tool_choice"] = "required"
 		case providers.ToolNamed:
