@@ -1,0 +1,225 @@
+package providers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Kinds of failure the runtime branches on with errors.Is. Every failure of
+// a chat call is an *Error whose Kind is one of these.
+var (
+	// ErrAuthentication: the key is wrong, lacks permission, or the account
+	// cannot pay (HTTP 401, 402, 403).
+	ErrAuthentication = errors.New("authentication failed")
+	// ErrRateLimited: too many requests (429); Error.RetryAfter says how
+	// long the server asked to wait.
+	ErrRateLimited = errors.New("rate limited")
+	// ErrInvalidRequest: the request cannot succeed as built (other 4xx,
+	// arguments refused before sending, unknown model).
+	ErrInvalidRequest = errors.New("invalid request")
+	// ErrContextTooLong: the conversation does not fit the model's context
+	// window (413, or the API's context-length error).
+	ErrContextTooLong = errors.New("context too long")
+	// ErrUpstream: the server or the connection failed (5xx, 529
+	// overloaded, 409, connection errors, malformed or cut-off streams,
+	// in-stream errors).
+	ErrUpstream = errors.New("upstream error")
+	// ErrTimeout: no response or no data within the timeout (408, the
+	// first-byte deadline, the idle watchdog, or the caller's deadline).
+	ErrTimeout = errors.New("timed out")
+	// ErrCancelled: the caller cancelled the context or closed the stream.
+	// The Error also wraps the context's cause.
+	ErrCancelled = errors.New("cancelled")
+)
+
+// ErrMissingKey is wrapped by a constructor's error when a required API key
+// is missing (seed-providers.md §5).
+var ErrMissingKey = errors.New("missing API key")
+
+// Error is a failed chat call.
+type Error struct {
+	Kind       error  // one of the Err* kinds above
+	Provider   string // the provider id (messages, reasoning, ...)
+	Status     int    // the HTTP status; 0 for transport and in-stream errors
+	Code       string // the API's error type or code
+	Message    string // the API's message, bounded, control characters removed
+	RequestID  string // the API's request id, for support requests
+	RetryAfter time.Duration
+	// Retryable says the condition is transient (decisions.md §5). The
+	// provider has already retried it as far as the rules allow.
+	Retryable bool
+	Err       error // the underlying cause, if any
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Provider != "" {
+		b.WriteString(e.Provider + ": ")
+	}
+	kind := "error"
+	if e.Kind != nil {
+		kind = e.Kind.Error()
+	}
+	b.WriteString(kind)
+	if e.Status != 0 || e.Code != "" {
+		b.WriteString(" (")
+		if e.Status != 0 {
+			b.WriteString(strconv.Itoa(e.Status))
+			if e.Code != "" {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteString(e.Code + ")")
+	}
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	}
+	if e.Err != nil {
+		b.WriteString(": " + e.Err.Error())
+	}
+	if e.RetryAfter > 0 {
+		b.WriteString("; retry after " + e.RetryAfter.String())
+	}
+	if e.RequestID != "" {
+		b.WriteString(" [request " + e.RequestID + "]")
+	}
+	return b.String()
+}
+
+// Is reports whether target is e's Kind.
+func (e *Error) Is(target error) bool { return target != nil && target == e.Kind }
+
+// Unwrap returns the underlying cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// MissingKeyError is returned by a constructor when the API key is missing
+// and no client was passed. It names the environment variable the key is
+// conventionally read from (seed-providers.md §1, §5; cli.md).
+type MissingKeyError struct {
+	Provider string
+	EnvVar   string
+}
+
+func (e *MissingKeyError) Error() string {
+	return fmt.Sprintf("%s: missing API key: set %s or pass a client", e.Provider, e.EnvVar)
+}
+
+// Is matches ErrMissingKey.
+func (e *MissingKeyError) Is(target error) bool { return target == ErrMissingKey }
+
+// RequireKey returns a *MissingKeyError when key is empty and no client was
+// passed (seed-providers.md §5).
+func RequireKey(provider, envVar, key string, client *http.Client) error {
+	if strings.TrimSpace(key) == "" && client == nil {
+		return &MissingKeyError{Provider: provider, EnvVar: envVar}
+	}
+	return nil
+}
+
+// Invalid returns an ErrInvalidRequest error for arguments refused before
+// anything is sent.
+func Invalid(format string, args ...any) *Error {
+	return &Error{Kind: ErrInvalidRequest, Message: fmt.Sprintf(format, args...)}
+}
+
+// APIError builds the error for an API's error report: an HTTP status
+// (or, for in-stream errors, the status the API documents for that error
+// type) with the API's code and message. It sets Kind and Retryable from
+// the status (decisions.md §5: 408, 409, 429 and 5xx are transient), and
+// recognises context-length errors by the codes and phrases the APIs
+// document.
+func APIError(status int, code, message string) *Error {
+	e := &Error{Status: status, Code: clean(code, 200), Message: clean(message, maxMessage)}
+	switch {
+	case status == 401 || status == 402 || status == 403:
+		e.Kind = ErrAuthentication
+	case status == 408:
+		e.Kind, e.Retryable = ErrTimeout, true
+	case status == 413:
+		e.Kind = ErrContextTooLong
+	case status == 429:
+		e.Kind, e.Retryable = ErrRateLimited, true
+	case status == 409 || status >= 500:
+		e.Kind, e.Retryable = ErrUpstream, true
+	case status >= 300 && status < 500:
+		e.Kind = ErrInvalidRequest
+	default:
+		e.Kind = ErrUpstream
+	}
+	if status < 500 && contextTooLong(e.Code, e.Message) {
+		e.Kind, e.Retryable = ErrContextTooLong, false
+	}
+	return e
+}
+
+// contextTooLong recognises the context-length errors of the APIs: the
+// chat-completions code context_length_exceeded and the phrases the APIs
+// use in their messages (the messages API and several chat-completions
+// servers have no specific code).
+func contextTooLong(code, msg string) bool {
+	if code == "context_length_exceeded" || code == "string_above_max_length" {
+		return true
+	}
+	m := strings.ToLower(msg)
+	for _, p := range []string{"maximum context length", "context length", "context window", "prompt is too long", "too many tokens", "input is too long", "exceeds the context"} {
+		if strings.Contains(m, p) {
+			return true
+		}
+	}
+	return false
+}
+
+const maxMessage = 2000
+
+// clean bounds s to max bytes (on a rune boundary) and drops control
+// characters but tab and newline: these strings come from the server and
+// end up on a terminal (architecture.md, house style 6).
+func clean(s string, max int) string {
+	if len(s) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	ok := true
+	for _, r := range s {
+		if r < 0x20 && r != '\t' && r != '\n' || r >= 0x7f && r < 0xa0 || r == utf8.RuneError {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return strings.TrimSpace(s)
+	}
+	return strings.TrimSpace(strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\t' && r != '\n' || r >= 0x7f && r < 0xa0 || r == utf8.RuneError {
+			return -1
+		}
+		return r
+	}, s))
+}
+
+// retryAfter reads the wait a response asks for: retry-after-ms, then
+// Retry-After in seconds or as an HTTP date (decisions.md §5).
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1e12 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	if v := h.Get("Retry-After"); v != "" {
+		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 1e9 {
+			return time.Duration(s * float64(time.Second)), true
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			return max(t.Sub(now), 0), true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,485 @@
+package providers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"agent/internal/sse"
+)
+
+// Executor sends one HTTP request: the seed's `executor` option, through
+// which a provider sends its requests. *http.Client satisfies it, and is
+// the default (direct sending). An Executor must be safe for concurrent
+// use and honour the request's context.
+type Executor interface {
+	Do(req *http.Request) (*http.Response, error)
+}
+
+// PayloadLogger receives a summary of every request a provider sends, one
+// per attempt (the seed's `payloadLogger`). It may be called from several
+// goroutines at once and should return quickly. Summaries never hold keys,
+// headers or message text.
+type PayloadLogger interface {
+	LogPayload(ctx context.Context, s PayloadSummary)
+}
+
+// PayloadSummary describes one request.
+type PayloadSummary struct {
+	Provider string
+	URL      string
+	Model    string
+	Messages int
+	Tools    int
+	Bytes    int // size of the JSON body
+	Attempt  int // 1 for the first, 2 and 3 for retries
+}
+
+// Limits of decisions.md §5.
+const (
+	// DefaultTimeout is the first-byte deadline and the idle watchdog's
+	// period when a provider's Timeout is zero.
+	DefaultTimeout = 10 * time.Minute
+	// MaxRetries is how many times a failed request is sent again.
+	MaxRetries = 2
+	// MaxRetryAfter is the longest server-requested wait honoured; a
+	// longer one ends the call with the error and its RetryAfter.
+	MaxRetryAfter = 60 * time.Second
+
+	backoffBase = 500 * time.Millisecond
+	backoffMax  = 8 * time.Second
+	maxErrBody  = 64 << 10
+)
+
+var defaultClient = &http.Client{
+	// Redirects are not followed: an API answers in place, and following
+	// one would carry the key's custom header to another host.
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+// Sender is the HTTP plumbing every provider shares (decisions.md §5). A
+// provider builds one at construction; it is safe for concurrent use and
+// must not be changed after its first use.
+type Sender struct {
+	Provider string // provider id for errors and logs
+	// Executor sends the requests; nil means Client.
+	Executor Executor
+	// Client sends the requests when Executor is nil; nil means a client
+	// that follows no redirects and has no overall timeout.
+	Client *http.Client
+	// Logger receives debug and warning records; nil is silent.
+	Logger *slog.Logger
+	// PayloadLogger receives a summary of each request; nil means none.
+	PayloadLogger PayloadLogger
+	// Timeout is both the deadline for the response's first byte and the
+	// longest silence allowed between server-sent events; zero means
+	// DefaultTimeout. A healthy stream is never cut, however long.
+	Timeout time.Duration
+	// MaxLine bounds one SSE line; zero means sse.DefaultMaxLine (16 MiB).
+	MaxLine int
+	// ParseError extracts the API's error code and message from an error
+	// response body (at most 64 KiB); nil leaves them empty.
+	ParseError func(body []byte) (code, message string)
+}
+
+// Call is one streaming request.
+type Call struct {
+	URL    string
+	Header http.Header // sent with every attempt (authentication, versions)
+	Body   []byte      // JSON
+	// NewDecoder returns a fresh decoder for each attempt's response.
+	NewDecoder func() Decoder
+	Summary    PayloadSummary
+}
+
+// Decoder turns one API's server-sent events into Events. It does no I/O,
+// so it can be fuzzed and benchmarked alone; a fresh one decodes each
+// response and it is not safe for concurrent use.
+type Decoder interface {
+	// Decode appends the events of one server-sent event to out. done
+	// reports the API's end-of-stream marker. An error ends the stream
+	// after the events appended with it: an *Error for the API's in-stream
+	// error form or an ErrUpstream for a malformed payload.
+	Decode(ev sse.Event, out []Event) (events []Event, done bool, err error)
+	// End is called when the body ends without the end marker. It appends
+	// the final events when the API allows such an ending, or returns an
+	// error for a stream that was cut short.
+	End(out []Event) ([]Event, error)
+}
+
+var (
+	errIdle   = errors.New("no data within the timeout")
+	errClosed = errors.New("stream closed")
+)
+
+func (s *Sender) timeout() time.Duration {
+	if s.Timeout > 0 {
+		return s.Timeout
+	}
+	return DefaultTimeout
+}
+
+func (s *Sender) log() *slog.Logger {
+	if s.Logger != nil {
+		return s.Logger
+	}
+	return silent
+}
+
+var silent = slog.New(slog.DiscardHandler)
+
+func (s *Sender) executor() Executor {
+	switch {
+	case s.Executor != nil:
+		return s.Executor
+	case s.Client != nil:
+		return s.Client
+	}
+	return defaultClient
+}
+
+// Stream sends c, retrying as decisions.md §5 allows, and returns the
+// stream once a response has begun. Errors are *Error values.
+func (s *Sender) Stream(ctx context.Context, c Call) (*Stream, error) {
+	sctx, cancel := context.WithCancelCause(ctx)
+	st := &Stream{s: s, call: c, parent: ctx, ctx: sctx, cancel: cancel}
+	if err := st.connect(); err != nil {
+		st.fail(err)
+		return nil, st.err
+	}
+	return st, nil
+}
+
+// Stream is the answer to one chat call: call Next until it returns an
+// error (io.EOF after the Finish event). Next is not safe for concurrent
+// use, but Close may be called from any goroutine at any time to end the
+// stream; Next then returns an ErrCancelled error. No goroutine outlives
+// the stream.
+type Stream struct {
+	s      *Sender
+	call   Call
+	parent context.Context
+	ctx    context.Context // parent plus Close
+	cancel context.CancelCauseFunc
+
+	attempt   int
+	delivered bool // an event reached the caller: no more retries
+
+	// The current attempt.
+	actx    context.Context
+	acancel context.CancelCauseFunc
+	timer   *time.Timer
+	stopAF  func() bool
+	body    io.ReadCloser
+	rd      *sse.Reader
+	dec     Decoder
+
+	pending []Event
+	head    int
+	done    bool
+	err     error
+
+	closeOnce sync.Once
+}
+
+// Next returns the next event; io.EOF after the Finish event; an *Error
+// when the call fails. After an error, Next keeps returning it.
+func (st *Stream) Next() (Event, error) {
+	for {
+		if st.head < len(st.pending) {
+			ev := st.pending[st.head]
+			st.head++
+			st.delivered = true
+			return ev, nil
+		}
+		if st.err != nil {
+			return Event{}, st.err
+		}
+		if st.done {
+			st.release()
+			st.err = io.EOF
+			return Event{}, io.EOF
+		}
+		st.pending, st.head = st.pending[:0], 0
+		if err := st.step(); err != nil {
+			if !st.delivered && st.retry(err) {
+				st.pending = st.pending[:0]
+				if err := st.connect(); err != nil {
+					st.fail(err)
+				}
+				continue
+			}
+			st.fail(err)
+			st.delivered = true // events decoded with the error go first
+		}
+	}
+}
+
+// Close ends the stream and releases its connection. It is idempotent and
+// safe to call concurrently with Next.
+func (st *Stream) Close() error {
+	st.closeOnce.Do(func() { st.cancel(errClosed) })
+	return nil
+}
+
+// step reads one server-sent event and decodes it into st.pending.
+func (st *Stream) step() error {
+	ev, err := st.rd.Next()
+	if err == io.EOF {
+		st.pending, err = st.dec.End(st.pending)
+		st.done = true
+		return st.own(err)
+	}
+	if err != nil {
+		return st.readError(err)
+	}
+	st.timer.Reset(st.s.timeout())
+	var done bool
+	st.pending, done, err = st.dec.Decode(ev, st.pending)
+	if done {
+		st.done = true
+	}
+	return st.own(err)
+}
+
+// own completes an error from a decoder with the provider's name.
+func (st *Stream) own(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *Error
+	if !errors.As(err, &pe) {
+		pe = &Error{Kind: ErrUpstream, Err: err}
+	}
+	if pe.Provider == "" {
+		pe.Provider = st.s.Provider
+	}
+	return pe
+}
+
+// readError classifies a failed read of the body.
+func (st *Stream) readError(err error) error {
+	if e := st.stopped(); e != nil {
+		return e
+	}
+	if context.Cause(st.actx) == errIdle {
+		return &Error{Kind: ErrTimeout, Provider: st.s.Provider, Err: errIdle, Retryable: true}
+	}
+	if errors.Is(err, sse.ErrLineTooLong) {
+		return &Error{Kind: ErrUpstream, Provider: st.s.Provider, Err: err}
+	}
+	return &Error{Kind: ErrUpstream, Provider: st.s.Provider, Err: err, Retryable: true}
+}
+
+// stopped returns the error for a stream the caller ended (cancelled
+// context, its deadline, or Close), or nil.
+func (st *Stream) stopped() error {
+	cause := context.Cause(st.ctx)
+	if cause == nil {
+		return nil
+	}
+	if errors.Is(cause, context.DeadlineExceeded) {
+		return &Error{Kind: ErrTimeout, Provider: st.s.Provider, Err: cause}
+	}
+	return &Error{Kind: ErrCancelled, Provider: st.s.Provider, Err: cause}
+}
+
+// fail ends the stream with err.
+func (st *Stream) fail(err error) {
+	st.release()
+	if e := st.stopped(); e != nil {
+		err = e // the caller's cancellation explains whatever else failed
+	}
+	st.err = err
+}
+
+// release ends the current attempt and, once, the stream's context.
+func (st *Stream) release() {
+	st.endAttempt()
+	st.cancel(nil)
+}
+
+func (st *Stream) endAttempt() {
+	if st.timer != nil {
+		st.timer.Stop()
+		st.timer = nil
+	}
+	if st.stopAF != nil {
+		st.stopAF()
+		st.stopAF = nil
+	}
+	if st.body != nil {
+		st.body.Close()
+		st.body = nil
+	}
+	if st.acancel != nil {
+		st.acancel(nil)
+		st.acancel = nil
+	}
+}
+
+// connect sends the request until a response stream begins, retrying
+// transient failures.
+func (st *Stream) connect() error {
+	for {
+		err := st.send()
+		if err == nil {
+			return nil
+		}
+		if !st.retry(err) {
+			return err
+		}
+	}
+}
+
+// retry decides whether err may be retried and waits the backoff. It
+// returns false when the call must end with err.
+func (st *Stream) retry(err error) bool {
+	st.endAttempt()
+	var pe *Error
+	if !errors.As(err, &pe) || !pe.Retryable || st.attempt > MaxRetries || st.stopped() != nil {
+		return false
+	}
+	wait := backoff(st.attempt)
+	if pe.RetryAfter > 0 {
+		if pe.RetryAfter > MaxRetryAfter {
+			return false
+		}
+		wait = pe.RetryAfter
+	}
+	st.s.log().Warn("provider request failed; retrying", "provider", st.s.Provider, "attempt", st.attempt, "wait", wait, "error", err)
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-st.ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// backoff is the wait before retry n (1-based): 0.5 s doubling to 8 s,
+// less up to a quarter at random so that clients spread out.
+func backoff(n int) time.Duration {
+	d := backoffBase << (n - 1)
+	if d > backoffMax || d <= 0 {
+		d = backoffMax
+	}
+	return d - time.Duration(rand.Int64N(int64(d/4)+1))
+}
+
+// send makes one attempt: it sends the request and checks the response.
+func (st *Stream) send() error {
+	if e := st.stopped(); e != nil {
+		return e
+	}
+	st.attempt++
+	s := st.s
+	st.actx, st.acancel = context.WithCancelCause(st.ctx)
+	req, err := http.NewRequestWithContext(st.actx, http.MethodPost, st.call.URL, bytes.NewReader(st.call.Body))
+	if err != nil {
+		return &Error{Kind: ErrInvalidRequest, Provider: s.Provider, Err: err}
+	}
+	for k, vs := range st.call.Header {
+		req.Header[k] = vs
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if s.PayloadLogger != nil {
+		sum := st.call.Summary
+		sum.Provider, sum.URL, sum.Bytes, sum.Attempt = s.Provider, st.call.URL, len(st.call.Body), st.attempt
+		s.PayloadLogger.LogPayload(st.parent, sum)
+	}
+	s.log().Debug("provider request", "provider", s.Provider, "url", st.call.URL, "bytes", len(st.call.Body), "attempt", st.attempt)
+
+	// The first-byte deadline: the same timer becomes the idle watchdog
+	// once events flow (decisions.md §5).
+	acancel := st.acancel
+	st.timer = time.AfterFunc(s.timeout(), func() { acancel(errIdle) })
+	resp, err := s.executor().Do(req)
+	if err != nil {
+		if e := st.stopped(); e != nil {
+			return e
+		}
+		if context.Cause(st.actx) == errIdle {
+			return &Error{Kind: ErrTimeout, Provider: s.Provider, Err: errIdle, Retryable: true}
+		}
+		return &Error{Kind: ErrUpstream, Provider: s.Provider, Err: err, Retryable: true}
+	}
+	st.timer.Reset(s.timeout()) // the first byte has arrived: from here the watchdog
+	st.body = resp.Body
+	// An executor's body may not watch the context: close it when the
+	// attempt ends so that a blocked read returns.
+	body := resp.Body
+	st.stopAF = context.AfterFunc(st.actx, func() { body.Close() })
+
+	ctype, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode/100 != 2 || ctype == "application/json" {
+		return st.statusError(resp)
+	}
+	st.rd = sse.NewReader(resp.Body, sse.Options{MaxLine: s.MaxLine})
+	st.dec = st.call.NewDecoder()
+	return nil
+}
+
+// statusError builds the error for a response that is not a stream.
+func (st *Stream) statusError(resp *http.Response) error {
+	s := st.s
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxErrBody))
+	if err != nil && len(body) == 0 {
+		if e := st.stopped(); e != nil {
+			return e
+		}
+	}
+	status := resp.StatusCode
+	if status/100 == 2 {
+		// A JSON body where a stream was asked for: an error report from a
+		// gateway, or a server that ignores "stream".
+		status = 0
+	}
+	var code, msg string
+	if s.ParseError != nil {
+		code, msg = s.ParseError(body)
+	}
+	if code == "" && msg == "" && status != 0 {
+		msg = strings.TrimSpace(string(body))
+	}
+	var e *Error
+	if status == 0 {
+		e = &Error{Kind: ErrUpstream, Code: clean(code, 200), Message: clean(msg, maxMessage)}
+		if e.Message == "" && e.Code == "" {
+			e.Message = "the response is JSON, not an event stream"
+		}
+	} else {
+		e = APIError(status, code, msg)
+	}
+	e.Provider = s.Provider
+	e.RequestID = clean(firstHeader(resp.Header, "Request-Id", "X-Request-Id"), 200)
+	if d, ok := retryAfter(resp.Header, time.Now()); ok {
+		e.RetryAfter = d
+	}
+	switch strings.ToLower(resp.Header.Get("X-Should-Retry")) {
+	case "true":
+		e.Retryable = true
+	case "false":
+		e.Retryable = false
+	}
+	return e
+}
+
+func firstHeader(h http.Header, names ...string) string {
+	for _, n := range names {
+		if v := h.Get(n); v != "" {
+			return v
+		}
+	}
+	return ""
+}
