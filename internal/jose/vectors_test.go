@@ -177,7 +177,7 @@ type wycheproofSig struct {
 		PublicKey    struct {
 			Uncompressed string `json:"uncompressed"`
 		} `json:"publicKey"`
-		Tests        []struct {
+		Tests []struct {
 			TcID    int      `json:"tcId"`
 			Comment string   `json:"comment"`
 			Msg     string   `json:"msg"`
