@@ -174,10 +174,10 @@ func rocaFingerprint(n []byte) bool {
 }
 
 // verify reports whether sig is a valid signature of signingInput.
-func (k *Key) verify(signingInput string, sig []byte) bool {
+func (k *Key) verify(signingInput, sig []byte) bool {
 	switch k.alg {
 	case RS256:
-		h := sha256.Sum256([]byte(signingInput))
+		h := sha256.Sum256(signingInput)
 		// VerifyPKCS1v15 requires len(sig) to be the modulus size exactly
 		// and compares the whole encoded block, so no BER leniency
 		// (Wycheproof rsa_signature ModifiedPadding cases).
@@ -188,11 +188,11 @@ func (k *Key) verify(signingInput string, sig []byte) bool {
 		if len(sig) != 64 {
 			return false
 		}
-		h := sha256.Sum256([]byte(signingInput))
+		h := sha256.Sum256(signingInput)
 		var der [72]byte
 		return ecdsa.VerifyASN1(k.ec, h[:], p1363ToDER(der[:0], sig))
 	case EdDSA:
-		return len(sig) == ed25519.SignatureSize && ed25519.Verify(k.ed, []byte(signingInput), sig)
+		return len(sig) == ed25519.SignatureSize && ed25519.Verify(k.ed, signingInput, sig)
 	}
 	return false
 }

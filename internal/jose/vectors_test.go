@@ -229,7 +229,7 @@ func TestWycheproofSignatures(t *testing.T) {
 					if err1 != nil || err2 != nil {
 						t.Fatalf("tcId %d: bad hex", tc.TcID)
 					}
-					got := key.verify(string(msg), sig)
+					got := key.verify(msg, sig)
 					switch tc.Result {
 					case "valid", "invalid":
 						if want := tc.Result == "valid"; got != want {

@@ -63,6 +63,7 @@ type Verifier struct {
 	leeway           time.Duration
 	maxBytes         int
 	now              func() time.Time
+	headers          headerCache
 }
 
 // Claims are the verified claims a caller needs, and the whole claims set.
@@ -173,7 +174,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
 	if len(token) > v.maxBytes {
 		return nil, refuse(Oversize, "")
 	}
-	j, err := ParseCompact(token)
+	j, err := parseCompact(token, &v.headers)
 	if err != nil {
 		return nil, err
 	}
@@ -246,72 +247,85 @@ func parseClaims(payload []byte) (*Claims, error) {
 	if raw.Kind != strictjson.Object {
 		return nil, refuse(Malformed, "claims are not a JSON object")
 	}
-	if n := caseVariant(raw, claimNames); n != "" {
-		return nil, refuse(Malformed, "claims have a case variant of "+n)
-	}
 	c := &Claims{Raw: raw}
-	for _, s := range [...]struct {
-		name string
-		dst  *string
-	}{{"iss", &c.Issuer}, {"sub", &c.Subject}, {"client_id", &c.ClientID}, {"jti", &c.ID}} {
-		var ok bool
-		if *s.dst, ok = optionalString(raw, s.name); !ok {
-			return nil, refuse(Malformed, s.name+" is not a string")
-		}
-	}
-	switch aud := raw.Get("aud"); {
-	case aud == nil:
-	case aud.Kind == strictjson.String:
-		c.Audience = []string{aud.Str}
-	case aud.Kind == strictjson.Array:
-		for _, a := range aud.Items {
-			if a.Kind != strictjson.String {
-				return nil, refuse(Malformed, "aud holds a non-string")
+	hasExp := false
+	// One pass; strictjson has refused duplicate keys, so each case runs
+	// at most once.
+	for _, m := range raw.Members {
+		v := m.Value
+		var str *string
+		var date *time.Time
+		switch m.Key {
+		case "iss":
+			str = &c.Issuer
+		case "sub":
+			str = &c.Subject
+		case "client_id":
+			str = &c.ClientID
+		case "jti":
+			str = &c.ID
+		case "exp":
+			date, hasExp = &c.Expiry, true
+		case "nbf":
+			date = &c.NotBefore
+		case "iat":
+			date = &c.IssuedAt
+		case "aud":
+			switch v.Kind {
+			case strictjson.String:
+				c.Audience = []string{v.Str}
+			case strictjson.Array:
+				c.Audience = make([]string, 0, len(v.Items))
+				for _, a := range v.Items {
+					if a.Kind != strictjson.String {
+						return nil, refuse(Malformed, "aud holds a non-string")
+					}
+					c.Audience = append(c.Audience, a.Str)
+				}
+			default:
+				return nil, refuse(Malformed, "aud is not a string or an array")
 			}
-			c.Audience = append(c.Audience, a.Str)
+		case "scope":
+			if v.Kind != strictjson.String {
+				return nil, refuse(Malformed, "scope is not a string")
+			}
+			// RFC 6749 §3.3: scope tokens separated by spaces.
+			for s := range strings.SplitSeq(v.Str, " ") {
+				if s != "" {
+					c.Scopes = append(c.Scopes, s)
+				}
+			}
+		case "scp":
+			if v.Kind != strictjson.Array {
+				return nil, refuse(Malformed, "scp is not an array")
+			}
+			for _, s := range v.Items {
+				if s.Kind != strictjson.String {
+					return nil, refuse(Malformed, "scp holds a non-string")
+				}
+				c.Scopes = append(c.Scopes, s.Str)
+			}
+		default:
+			if n := variantOf(m.Key, claimNames); n != "" {
+				return nil, refuse(Malformed, "claims have a case variant of "+n)
+			}
 		}
-	default:
-		return nil, refuse(Malformed, "aud is not a string or an array")
+		switch {
+		case str != nil:
+			if v.Kind != strictjson.String {
+				return nil, refuse(Malformed, m.Key+" is not a string")
+			}
+			*str = v.Str
+		case date != nil:
+			t, ok := numericDate(v)
+			if !ok {
+				return nil, refuse(Malformed, m.Key+" is not a NumericDate")
+			}
+			*date = t
+		}
 	}
-	exp := raw.Get("exp")
-	if exp == nil {
+	if !hasExp {
 		return nil, refuse(Malformed, "exp missing")
-	}
-	for _, d := range [...]struct {
-		name string
-		v    *strictjson.Value
-		dst  *time.Time
-	}{{"exp", exp, &c.Expiry}, {"nbf", raw.Get("nbf"), &c.NotBefore}, {"iat", raw.Get("iat"), &c.IssuedAt}} {
-		if d.v == nil {
-			continue
-		}
-		t, ok := numericDate(d.v)
-		if !ok {
-			return nil, refuse(Malformed, d.name+" is not a NumericDate")
-		}
-		*d.dst = t
-	}
-	if scope := raw.Get("scope"); scope != nil {
-		if scope.Kind != strictjson.String {
-			return nil, refuse(Malformed, "scope is not a string")
-		}
-		// RFC 6749 §3.3: scope tokens separated by single spaces.
-		for s := range strings.SplitSeq(scope.Str, " ") {
-			if s != "" {
-				c.Scopes = append(c.Scopes, s)
-			}
-		}
-	}
-	if scp := raw.Get("scp"); scp != nil {
-		if scp.Kind != strictjson.Array {
-			return nil, refuse(Malformed, "scp is not an array")
-		}
-		for _, s := range scp.Items {
-			if s.Kind != strictjson.String {
-				return nil, refuse(Malformed, "scp holds a non-string")
-			}
-			c.Scopes = append(c.Scopes, s.Str)
-		}
 	}
 	return c, nil
 }

@@ -12,8 +12,10 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -93,11 +95,18 @@ func rawToken(header, payload string, sig []byte) string {
 	return b64(header) + "." + b64(payload) + "." + base64.RawURLEncoding.EncodeToString(sig)
 }
 
-// TestVerifyAttacks is the attack table of the issue: each token must be
-// refused with the given reason.
-func TestVerifyAttacks(t *testing.T) {
+type attackCase struct {
+	name   string
+	token  string
+	keys   KeySource // nil: the standard set
+	reason Reason
+}
+
+// attackCases is the attack table of the issue: each token must be refused
+// with the given reason by testOptions over the standard set (or keys).
+// The fuzz targets start from it too.
+func attackCases(t testing.TB) []attackCase {
 	rs, es, ed := rsSigner("rs"), esSigner("es"), edSigner("ed")
-	set := standardSet(t)
 	claims := mustJSON(goodClaims(nil))
 	good := es.sign(nil, goodClaims(nil))
 	hParts := strings.Split(good, ".")
@@ -136,12 +145,7 @@ func TestVerifyAttacks(t *testing.T) {
 
 	two := NewKeySet(es.key(t), esSigner("es2").key(t))
 	twoNoKid := NewKeySet(esSigner("").key(t), esSigner("").key(t))
-	cases := []struct {
-		name   string
-		token  string
-		keys   KeySource // nil: the standard set
-		reason Reason
-	}{
+	return []attackCase{
 		// Algorithm attacks.
 		{"alg none, no signature", rawToken(`{"alg":"none","typ":"at+jwt"}`, claims, nil), nil, UnsupportedAlgorithm},
 		{"alg none, signature kept", b64(`{"alg":"none","typ":"at+jwt","kid":"es"}`) + "." + hParts[1] + "." + hParts[2], nil, UnsupportedAlgorithm},
@@ -249,7 +253,11 @@ func TestVerifyAttacks(t *testing.T) {
 		{"scp a string", es.sign(nil, goodClaims(map[string]any{"scope": nil, "scp": "events:write"})), nil, Malformed},
 		{"scp holding a number", es.sign(nil, goodClaims(map[string]any{"scope": nil, "scp": []any{"events:write", 1}})), nil, Malformed},
 	}
-	for _, tc := range cases {
+}
+
+func TestVerifyAttacks(t *testing.T) {
+	set := standardSet(t)
+	for _, tc := range attackCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			keys := tc.keys
 			if keys == nil {
@@ -370,5 +378,46 @@ func TestErrorText(t *testing.T) {
 	}
 	if errors.Is(err, Expired) || !errors.Is(err, KeysUnavailable) {
 		t.Error("errors.Is by reason")
+	}
+}
+
+// TestVerifyHeaderCache: many distinct headers from many goroutines (more
+// than the cache holds, so entries are evicted while others read), each
+// token verified against its own key. Run under -race.
+func TestVerifyHeaderCache(t *testing.T) {
+	const n = 3 * headerCacheEntries
+	keys := make([]*Key, n)
+	signers := make([]signer, n)
+	for i := range n {
+		seed := sha256.Sum256([]byte{byte(i), byte(i >> 8)})
+		signers[i] = signer{EdDSA, fmt.Sprint("k", i), ed25519.NewKeyFromSeed(seed[:])}
+		keys[i] = signers[i].key(t)
+	}
+	v := newVerifier(t, testOptions(NewKeySet(keys...)))
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for r := range 3 * n {
+				s := signers[(r*7+g)%n]
+				tok := s.sign(nil, goodClaims(nil))
+				c, err := v.Verify(context.Background(), tok)
+				if err != nil || c.KeyID != s.kid {
+					t.Errorf("kid %s: %v", s.kid, err)
+					return
+				}
+				// The same header with another key's signature fails.
+				other := signers[(r*7+g+1)%n]
+				forged := tok[:strings.LastIndexByte(tok, '.')+1] +
+					base64.RawURLEncoding.EncodeToString(other.signature(tok[:strings.LastIndexByte(tok, '.')]))
+				if _, err := v.Verify(context.Background(), forged); !errors.Is(err, BadSignature) {
+					t.Errorf("forged under kid %s: %v", s.kid, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if got := len(v.headers.m); got > headerCacheEntries {
+		t.Errorf("header cache holds %d entries, bound %d", got, headerCacheEntries)
 	}
 }
