@@ -65,6 +65,7 @@ func commands() []*command {
 	return []*command{
 		versionCommand(),
 		helpCommand(),
+		keybindingsCheckCommand(),
 	}
 }
 
