@@ -212,7 +212,7 @@ func (d *Decoder) Feed(dst []Event, p []byte) []Event {
 		// Fast path: printable ASCII needs no sequence logic.
 		i := 0
 		for i < len(p) && p[i] >= 0x20 && p[i] < 0x7f {
-			dst = append(dst, asciiEvent(p[i]))
+			dst = append(dst, asciiEvents[p[i]])
 			i++
 		}
 		p = p[i:]
@@ -296,8 +296,6 @@ var asciiEvents = func() (t [0x80]Event) {
 	return
 }()
 
-func asciiEvent(c byte) Event { return asciiEvents[c] }
-
 func keyEvent(k Key, m Mod) Event {
 	return Event{Kind: EventKey, Stroke: Stroke{Key: k, Mod: m}.Canonical()}
 }
@@ -310,7 +308,7 @@ func decodeOne(b []byte, flush bool) (Event, int) {
 	c := b[0]
 	switch {
 	case c >= 0x20 && c < 0x7f:
-		return asciiEvent(c), 1
+		return asciiEvents[c], 1
 	case c == esc:
 		return decodeEsc(b, flush)
 	case c < 0x20:
@@ -731,8 +729,10 @@ func csiKey(ps *params, final byte) Event {
 			case 200:
 				return Event{Kind: evPasteStart}
 			case 27:
-				// xterm modifyOtherKeys: CSI 27 ; m ; code ~.
-				return kittyKey(ps.get(2, 0, -1), -1, m, -1)
+				// xterm modifyOtherKeys: CSI 27 ; m ; code ~, where
+				// code is the character the key types (shift applied).
+				code := ps.get(2, 0, -1)
+				return kittyKey(code, code, m, -1)
 			}
 		} else {
 			// rxvt: ^ adds ctrl, @ ctrl and shift.

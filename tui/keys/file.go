@@ -270,11 +270,11 @@ func (v *validator) key(c Context, idx int, val *strictjson.Value, path strictjs
 		ok = false
 	}
 	if slices.Contains(strokes, ctrlB) && !slices.Contains(defaultSeqs(c, idx), q) {
-		v.add(val, path, true, "%q uses ctrl+b, the prefix key of terminal multiplexers such as tmux, which may never deliver it", val.Str)
+		v.add(val, path, true, "%q: ctrl+b is the prefix key of terminal multiplexers such as tmux, which may not pass it on", val.Str)
 	}
 	for _, s := range strokes {
 		if s.Mod&(ModCtrl|ModShift) == ModCtrl|ModShift && !s.Key.IsNamed() && unicode.IsLetter(rune(s.Key)) {
-			v.add(val, path, true, "%q uses %s: many terminals cannot deliver ctrl+shift with a letter", val.Str, s)
+			v.add(val, path, true, "%q: many terminals cannot deliver %s (ctrl+shift with a letter)", val.Str, s)
 			break
 		}
 	}

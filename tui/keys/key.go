@@ -190,7 +190,9 @@ func (s Stroke) appendDisplay(b *strings.Builder) {
 	case s.Key == KeySpace:
 		b.WriteString("Space")
 	case s.Key == '+' && s.Mod != 0:
-		b.WriteString("Plus")
+		b.WriteString("Plus") // "Ctrl++" would read badly
+	case s.Key == '+':
+		b.WriteByte('+')
 	case s.Mod != 0 && s.Key > 0 && s.Key <= unicode.MaxRune:
 		b.WriteRune(unicode.ToUpper(rune(s.Key)))
 	default:
