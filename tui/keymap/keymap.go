@@ -1,0 +1,260 @@
+// Package keymap loads the keybindings overrides file for the terminal UI:
+// it reads and validates ~/.agent/keybindings.json, watches it while the UI
+// runs and hands over each valid change, keeps the last valid bindings when
+// the file turns invalid and reports its problems once, and creates the
+// sparse file for the /keybindings command (decisions.md §1.1).
+//
+// Validation itself is pure and lives in tui/keys (docs/design.md).
+//
+// Imports: the standard library, agent/tui/keys and agent/internal/*.
+package keymap
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"agent/internal/securefile"
+	"agent/tui/keys"
+)
+
+// FileName is the overrides file's name inside ~/.agent.
+const FileName = "keybindings.json"
+
+// Schema is the $schema string of the file that Create writes. The seed
+// leaves $schema free; a URN names the format and version without
+// pretending to be a fetchable address.
+const Schema = "urn:agent:keybindings:v1"
+
+// Template is exactly what Create writes (decisions.md §1.1).
+const Template = `{"$schema": "` + Schema + `", "version": 1, "bindings": {}}`
+
+// Path returns the overrides file under the home directory.
+func Path(home string) string { return filepath.Join(home, ".agent", FileName) }
+
+// Create creates the sparse overrides file for /keybindings when it is
+// missing: exactly Template, mode 0600, in ~/.agent (created 0700). It
+// never overwrites: when anything exists at the path, it leaves it alone
+// and reports created false. It returns the file's path either way.
+func Create(home string) (path string, created bool, err error) {
+	if home == "" {
+		return "", false, errors.New("no home directory: it decides where ~/.agent lives")
+	}
+	dir := filepath.Join(home, ".agent")
+	path = filepath.Join(dir, FileName)
+	if err := securefile.EnsureDir(dir); err != nil {
+		return path, false, err
+	}
+	switch err := securefile.CreateExclusive(path, []byte(Template)); {
+	case errors.Is(err, fs.ErrExist):
+		return path, false, nil
+	case err != nil:
+		return path, false, fmt.Errorf("creating %s: %w", path, err)
+	}
+	return path, true, nil
+}
+
+// Update is the state of the file after a load.
+type Update struct {
+	// Keymap is the bindings in force: the file's when it is valid, the
+	// defaults when it is missing, and the last valid bindings when it is
+	// invalid or unreadable (then the pointer is the previous one).
+	Keymap *keys.Keymap
+	// Notices are the lines to show once, each "FILE: JSONPATH: message"
+	// (problems and warnings), or "FILE: message" when the file cannot
+	// be read.
+	Notices []string
+}
+
+// Load reads the file once. A missing file means the defaults. prev is
+// kept when the file is invalid; nil means the defaults.
+func Load(path string, prev *keys.Keymap) Update {
+	if prev == nil {
+		prev = keys.Defaults()
+	}
+	data, err := securefile.ReadFile(path, keys.MaxFileSize)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Update{Keymap: keys.Defaults()}
+	case err != nil:
+		return Update{Keymap: prev, Notices: []string{readProblem(path, err)}}
+	}
+	return parse(path, data, prev)
+}
+
+func parse(path string, data []byte, prev *keys.Keymap) Update {
+	km, problems := keys.ParseFile(data)
+	u := Update{Keymap: km}
+	if km == nil {
+		u.Keymap = prev
+	}
+	for _, p := range problems {
+		u.Notices = append(u.Notices, p.Format(path))
+	}
+	return u
+}
+
+// readProblem formats a read error as "FILE: message" without repeating
+// the path that the error may already carry.
+func readProblem(path string, err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	msg := err.Error()
+	if prefix := path + ": "; len(msg) > len(prefix) && msg[:len(prefix)] == prefix {
+		msg = msg[len(prefix):]
+	}
+	return path + ": cannot read: " + msg
+}
+
+// DefaultInterval is how often the watcher looks at the file: a change
+// applies within about 100 ms (decisions.md §1.1).
+const DefaultInterval = 75 * time.Millisecond
+
+// racyWindow: a file modified this recently may change again without its
+// size or modification time changing (coarse file-system clocks), so it
+// is re-read, and compared by content, on every poll until it is older.
+const racyWindow = 2 * time.Second
+
+// Options configures a Watcher. The zero value is the default.
+type Options struct {
+	// Interval between looks at the file; 0 means DefaultInterval.
+	Interval time.Duration
+}
+
+// Watcher watches the overrides file. One goroutine polls the file's
+// status (a stat per interval, cheap and portable, and correct for
+// editors that replace the file by rename) and sends an Update on
+// Updates for each change of content: a valid file brings its bindings,
+// an invalid one the previous bindings and its problems, each reported
+// once, a removed file the defaults.
+type Watcher struct {
+	path     string
+	interval time.Duration
+	updates  chan Update
+	cancel   context.CancelFunc
+	done     chan struct{}
+	once     sync.Once
+
+	// Owned by the polling goroutine after Watch returns.
+	current *keys.Keymap
+	fi      fs.FileInfo // last status seen; nil when the file was missing
+	sum     [sha256.Size]byte
+	readErr string // last read error reported, to report it once
+}
+
+// Watch loads the file now, returns the Update for the UI's first frame,
+// and watches the file until ctx ends or Close is called.
+func Watch(ctx context.Context, path string, opts Options) (*Watcher, Update) {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &Watcher{
+		path:     path,
+		interval: opts.Interval,
+		updates:  make(chan Update),
+		cancel:   cancel,
+		done:     make(chan struct{}),
+		current:  keys.Defaults(),
+	}
+	if w.interval <= 0 {
+		w.interval = DefaultInterval
+	}
+	first, _ := w.poll(time.Now(), true)
+	go w.run(ctx)
+	return w, first
+}
+
+// Updates delivers one Update per change; it is closed when the watcher
+// stops. The watcher waits for the receiver, so a busy UI sees the latest
+// state when it is ready rather than a backlog.
+func (w *Watcher) Updates() <-chan Update { return w.updates }
+
+// Close stops the watcher and waits for its goroutine. It is idempotent.
+func (w *Watcher) Close() error {
+	w.once.Do(func() {
+		w.cancel()
+		<-w.done
+	})
+	return nil
+}
+
+func (w *Watcher) run(ctx context.Context) {
+	defer close(w.done)
+	defer close(w.updates)
+	t := time.NewTicker(w.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			u, changed := w.poll(now, false)
+			if !changed {
+				continue
+			}
+			select {
+			case w.updates <- u:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// poll looks at the file and returns the Update when its content (or its
+// absence, or the read error) changed since the last look. initial forces
+// an Update.
+func (w *Watcher) poll(now time.Time, initial bool) (Update, bool) {
+	fi, err := os.Stat(w.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		wasThere := w.fi != nil || w.readErr != ""
+		w.fi, w.sum, w.readErr = nil, [sha256.Size]byte{}, ""
+		if !wasThere && !initial {
+			return Update{}, false
+		}
+		w.current = keys.Defaults()
+		return Update{Keymap: w.current}, true
+	case err != nil:
+		return w.failed(err, initial)
+	}
+	if !initial && w.fi != nil && sameStatus(w.fi, fi) && now.Sub(fi.ModTime()) >= racyWindow {
+		return Update{}, false
+	}
+	data, err := securefile.ReadFile(w.path, keys.MaxFileSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return w.poll(now, initial) // removed between stat and read
+	}
+	if err != nil {
+		return w.failed(err, initial)
+	}
+	sum := sha256.Sum256(data)
+	unchanged := w.fi != nil && sum == w.sum && w.readErr == ""
+	w.fi, w.sum, w.readErr = fi, sum, ""
+	if unchanged && !initial {
+		return Update{}, false
+	}
+	u := parse(w.path, data, w.current)
+	w.current = u.Keymap
+	return u, true
+}
+
+// failed reports a read error once (until the file changes state).
+func (w *Watcher) failed(err error, initial bool) (Update, bool) {
+	msg := readProblem(w.path, err)
+	if msg == w.readErr && !initial {
+		return Update{}, false
+	}
+	w.fi, w.sum, w.readErr = nil, [sha256.Size]byte{}, msg
+	return Update{Keymap: w.current, Notices: []string{msg}}, true
+}
+
+func sameStatus(a, b fs.FileInfo) bool {
+	return a.Size() == b.Size() && a.ModTime().Equal(b.ModTime()) && a.Mode() == b.Mode() && os.SameFile(a, b)
+}

@@ -1,0 +1,539 @@
+package keys
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"agent/internal/strictjson"
+)
+
+// MaxFileSize bounds the keybindings file; a sparse overrides file is a
+// few hundred bytes.
+const MaxFileSize = 1 << 20
+
+// Problem is one problem of a keybindings file, located by the JSONPath of
+// the offending value (or of the object that lacks a field) and by its
+// line and column.
+type Problem struct {
+	Path    strictjson.Path
+	Line    int
+	Col     int
+	Msg     string
+	Warning bool // a warning does not make the file invalid
+}
+
+// String returns "JSONPATH: message", or "JSONPATH: warning: message".
+func (p Problem) String() string {
+	if p.Warning {
+		return string(p.Path) + ": warning: " + p.Msg
+	}
+	return string(p.Path) + ": " + p.Msg
+}
+
+// Format returns the line shown to the user (decisions.md §1.1, cli.md):
+// "FILE: JSONPATH: message".
+func (p Problem) Format(file string) string { return file + ": " + p.String() }
+
+// HasErrors reports whether any of the problems is an error.
+func HasErrors(problems []Problem) bool {
+	return slices.ContainsFunc(problems, func(p Problem) bool { return !p.Warning })
+}
+
+// ParseFile validates a keybindings overrides file (seed-keybindings.md §2,
+// decisions.md §1.2–1.3) and applies it on top of the defaults (§1.4–1.5).
+// It returns every problem in document order; the keymap is nil when any
+// of them is an error, and the resolved bindings otherwise (warnings do not
+// prevent it).
+func ParseFile(data []byte) (*Keymap, []Problem) {
+	v := &validator{}
+	root, err := strictjson.Parse(data, strictjson.Options{MaxBytes: MaxFileSize})
+	if err != nil {
+		if root = v.recover(data, err); root == nil {
+			return nil, v.problems
+		}
+	}
+	v.file(root)
+	bound := v.resolve()
+	sort.SliceStable(v.problems, func(i, j int) bool {
+		a, b := v.problems[i], v.problems[j]
+		return a.Line < b.Line || a.Line == b.Line && a.Col < b.Col
+	})
+	if HasErrors(v.problems) {
+		return nil, v.problems
+	}
+	return newKeymap(bound), v.problems
+}
+
+// item is one key string of an override that passed every per-key rule.
+type item struct {
+	seq    Sequence
+	raw    string
+	path   strictjson.Path
+	action int
+	line   int
+	col    int
+}
+
+type validator struct {
+	problems []Problem
+	set      [numContexts]map[int]bool // actions the file names, by index
+	items    [numContexts][]item       // their valid keys, in document order
+}
+
+func (v *validator) add(at *strictjson.Value, path strictjson.Path, warning bool, format string, args ...any) {
+	v.problems = append(v.problems, Problem{Path: path, Line: at.Line, Col: at.Col, Msg: fmt.Sprintf(format, args...), Warning: warning})
+}
+
+func (v *validator) errorf(at *strictjson.Value, path strictjson.Path, format string, args ...any) {
+	v.add(at, path, false, format, args...)
+}
+
+// errorKey reports a problem with an object key, at the key's position.
+func (v *validator) errorKey(m *strictjson.Member, path strictjson.Path, format string, args ...any) {
+	v.problems = append(v.problems, Problem{Path: path, Line: m.Line, Col: m.Col, Msg: fmt.Sprintf(format, args...)})
+}
+
+// article gives "an object", "a string" for messages.
+func article(k strictjson.Kind) string {
+	switch k {
+	case strictjson.Array, strictjson.Object:
+		return "an " + k.String()
+	case strictjson.Null:
+		return "null"
+	}
+	return "a " + k.String()
+}
+
+// file checks the top-level object (seed §2.1, §2.4 rule 1).
+func (v *validator) file(root *strictjson.Value) {
+	if root.Kind != strictjson.Object {
+		v.errorf(root, strictjson.Root, "expected a JSON object with version and bindings, found %s", article(root.Kind))
+		return
+	}
+	var version, bindings bool
+	for i := range root.Members {
+		m := &root.Members[i]
+		path := strictjson.Root.Key(m.Key)
+		switch m.Key {
+		case "$schema":
+			if m.Value.Kind != strictjson.String {
+				v.errorf(m.Value, path, "expected a string, found %s", article(m.Value.Kind))
+			}
+		case "version":
+			version = true
+			switch f, ok := m.Value.Float(); {
+			case m.Value.Kind != strictjson.Number:
+				v.errorf(m.Value, path, "expected the number 1, found %s", article(m.Value.Kind))
+			case !ok || f != 1:
+				v.errorf(m.Value, path, "unsupported version %s: the only version is 1", m.Value.Str)
+			}
+		case "bindings":
+			bindings = true
+			v.bindings(m.Value, path)
+		default:
+			v.errorKey(m, path, "unknown field %q (allowed: $schema, version, bindings)", m.Key)
+		}
+	}
+	if !version {
+		v.errorf(root, strictjson.Root, `missing required field "version" (add "version": 1)`)
+	}
+	if !bindings {
+		v.errorf(root, strictjson.Root, `missing required field "bindings"`)
+	}
+}
+
+func (v *validator) bindings(val *strictjson.Value, path strictjson.Path) {
+	if val.Kind != strictjson.Object {
+		v.errorf(val, path, "expected an object of contexts, found %s", article(val.Kind))
+		return
+	}
+	for i := range val.Members {
+		m := &val.Members[i]
+		cpath := path.Key(m.Key)
+		c, ok := ParseContext(m.Key)
+		if !ok {
+			v.errorKey(m, cpath, "unknown context %q%s", m.Key, suggest(m.Key, contextNames()))
+			continue
+		}
+		if m.Value.Kind != strictjson.Object {
+			v.errorf(m.Value, cpath, "expected an object of actions, found %s", article(m.Value.Kind))
+			continue
+		}
+		for j := range m.Value.Members {
+			am := &m.Value.Members[j]
+			apath := cpath.Key(am.Key)
+			idx := c.actionIndex(Action(am.Key))
+			if idx < 0 {
+				v.errorKey(am, apath, "unknown action %q in %s (actions: %s)%s", am.Key, c, actionList(c), suggest(am.Key, actionNames(c)))
+				continue
+			}
+			v.binding(c, idx, am.Value, apath)
+		}
+	}
+}
+
+// binding checks one action's value (seed §2.2): a non-empty string, a
+// non-empty array of unique non-empty strings, or null.
+func (v *validator) binding(c Context, idx int, val *strictjson.Value, path strictjson.Path) {
+	if v.set[c] == nil {
+		v.set[c] = make(map[int]bool)
+	}
+	v.set[c][idx] = true
+	switch val.Kind {
+	case strictjson.Null:
+		// Unbinds the action (decisions.md §1.4).
+	case strictjson.String:
+		if val.Str == "" {
+			v.errorf(val, path, "empty key string (to unbind the action use null)")
+			return
+		}
+		if it, ok := v.key(c, idx, val, path); ok {
+			v.items[c] = append(v.items[c], it)
+		}
+	case strictjson.Array:
+		if len(val.Items) == 0 {
+			v.errorf(val, path, "empty array (to unbind the action use null)")
+			return
+		}
+		var accepted []item
+		for i, it := range val.Items {
+			ipath := path.Index(i)
+			switch {
+			case it.Kind != strictjson.String:
+				v.errorf(it, ipath, "expected a key string, found %s", article(it.Kind))
+				continue
+			case it.Str == "":
+				v.errorf(it, ipath, "empty key string")
+				continue
+			}
+			if j := slices.IndexFunc(val.Items[:i], func(o *strictjson.Value) bool {
+				return o.Kind == strictjson.String && o.Str == it.Str
+			}); j >= 0 {
+				v.errorf(it, ipath, "duplicate item %q (also at %s)", it.Str, path.Index(j))
+				continue
+			}
+			k, ok := v.key(c, idx, it, ipath)
+			if !ok {
+				continue
+			}
+			if j := slices.IndexFunc(accepted, func(o item) bool { return o.seq == k.seq }); j >= 0 {
+				v.errorf(it, ipath, "duplicate item: %q is the same key as %q at %s", it.Str, accepted[j].raw, accepted[j].path)
+				continue
+			}
+			accepted = append(accepted, k)
+			v.items[c] = append(v.items[c], k)
+		}
+	default:
+		v.errorf(val, path, "expected a key string, an array of key strings or null, found %s", article(val.Kind))
+	}
+}
+
+var ctrlB = Stroke{Key: 'b', Mod: ModCtrl}
+
+// key checks one key string against the rules of decisions.md §1.2–1.3
+// that concern it alone and returns it when it passes.
+func (v *validator) key(c Context, idx int, val *strictjson.Value, path strictjson.Path) (item, bool) {
+	q, err := ParseSequence(val.Str)
+	if err != nil {
+		var ke *KeyError
+		if errors.As(err, &ke) {
+			v.errorf(val, path, "invalid key string %q: %s", val.Str, ke.Msg)
+		} else {
+			v.errorf(val, path, "%v", err)
+		}
+		return item{}, false
+	}
+	ok := true
+	strokes := []Stroke{q.First}
+	if q.IsChord() {
+		strokes = append(strokes, q.Second)
+	}
+	if slices.Contains(strokes, ctrlC) {
+		v.errorf(val, path, "%q cannot be bound: ctrl+c is reserved for interrupt and exit", val.Str)
+		ok = false
+	}
+	if q.IsChord() && slices.Contains(strokes, escapeStroke) {
+		v.errorf(val, path, "%q: escape cannot be part of a chord (it cancels a pending chord)", val.Str)
+		ok = false
+	}
+	if q.IsChord() && c.TextEntry() && q.First.Types() {
+		v.errorf(val, path, "%q: in %s, where typing inserts text, a chord cannot begin with %q, which types text; add a modifier", val.Str, c, q.First.String())
+		ok = false
+	}
+	if slices.Contains(strokes, ctrlB) && !slices.Contains(defaultSeqs(c, idx), q) {
+		v.add(val, path, true, "%q: ctrl+b is the prefix key of terminal multiplexers such as tmux, which may not pass it on", val.Str)
+	}
+	for _, s := range strokes {
+		if s.Mod&(ModCtrl|ModShift) == ModCtrl|ModShift && !s.Key.IsNamed() && unicode.IsLetter(rune(s.Key)) {
+			v.add(val, path, true, "%q: many terminals cannot deliver %s (ctrl+shift with a letter)", val.Str, s)
+			break
+		}
+	}
+	if !ok {
+		return item{}, false
+	}
+	return item{seq: q, raw: val.Str, path: path, action: idx, line: val.Line, col: val.Col}, true
+}
+
+// resolve applies the overrides on top of the defaults and checks the
+// rules that concern a whole context (decisions.md §1.3): one key sequence
+// per action, and no stroke both alone and as the start of a chord. The
+// defaults obey both, so every conflict involves an override, reported at
+// that override.
+func (v *validator) resolve() *[numContexts][][]Sequence {
+	bound := new([numContexts][][]Sequence)
+	for c := range numContexts {
+		n := len(spec[c].actions)
+		bound[c] = make([][]Sequence, n)
+		var all []item
+		for i := range n {
+			if !v.set[c][i] {
+				for _, q := range defaultSeqs(c, i) {
+					all = append(all, item{seq: q, action: i})
+				}
+				bound[c][i] = defaultSeqs(c, i)
+			}
+		}
+		all = append(all, v.items[c]...)
+		for _, it := range v.items[c] {
+			bound[c][it.action] = append(bound[c][it.action], it.seq)
+		}
+		v.conflicts(c, all)
+	}
+	return bound
+}
+
+func (v *validator) conflicts(c Context, all []item) {
+	owner := make(map[Sequence]item, len(all))
+	single := make(map[Stroke]item)
+	chordStart := make(map[Stroke]item)
+	for _, it := range all {
+		at := &strictjson.Value{Line: it.line, Col: it.col}
+		if prev, ok := owner[it.seq]; ok {
+			if prev.action != it.action {
+				v.errorf(at, it.path, "%q is already bound to %s%s", it.raw, spec[c].actions[prev.action].action, where(c, prev))
+			}
+			continue
+		}
+		owner[it.seq] = it
+		if it.seq.IsChord() {
+			if prev, ok := single[it.seq.First]; ok {
+				v.errorf(at, it.path, "the chord %q begins with %q, which is bound alone to %s%s; a stroke cannot be both", it.raw, it.seq.First.String(), spec[c].actions[prev.action].action, where(c, prev))
+			}
+			if _, ok := chordStart[it.seq.First]; !ok {
+				chordStart[it.seq.First] = it
+			}
+			continue
+		}
+		if prev, ok := chordStart[it.seq.First]; ok {
+			v.errorf(at, it.path, "%q also begins the chord %q of %s%s; a stroke cannot be both", it.raw, prev.seq.String(), spec[c].actions[prev.action].action, where(c, prev))
+		}
+		single[it.seq.First] = it
+	}
+}
+
+// where names the place of an earlier binding in a conflict message.
+func where(c Context, it item) string {
+	if it.path == "" {
+		return fmt.Sprintf(" by default (rebind %[1]s, or unbind it with null, to free the key)", spec[c].actions[it.action].action)
+	}
+	return " at " + string(it.path)
+}
+
+func contextNames() []string {
+	out := make([]string, numContexts)
+	for c := range numContexts {
+		out[c] = spec[c].name
+	}
+	return out
+}
+
+func actionNames(c Context) []string {
+	out := make([]string, len(spec[c].actions))
+	for i, a := range spec[c].actions {
+		out[i] = string(a.action)
+	}
+	return out
+}
+
+func actionList(c Context) string { return strings.Join(actionNames(c), ", ") }
+
+// suggest returns "; did you mean X?" for the closest name within two
+// edits, or "".
+func suggest(got string, names []string) string {
+	best, bestD := "", 3
+	for _, n := range names {
+		if d := editDistance(strings.ToLower(got), n, bestD); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return "; did you mean " + strconv.Quote(best) + "?"
+}
+
+// editDistance is the Levenshtein distance, or limit when it is at least
+// limit (names are short; long inputs stop early).
+func editDistance(a, b string, limit int) int {
+	if len(a)-len(b) >= limit || len(b)-len(a) >= limit {
+		return limit
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin >= limit {
+			return limit
+		}
+		prev, cur = cur, prev
+	}
+	return min(prev[len(b)], limit)
+}
+
+// recover reports a document strictjson refused. When the only trouble is
+// duplicate keys, it parses the document again keeping the duplicates,
+// reports each of them at its JSONPath and returns the tree, so that the
+// other problems are reported too (decisions.md §1.3: every problem).
+func (v *validator) recover(data []byte, err error) *strictjson.Value {
+	var se *strictjson.SyntaxError
+	if errors.As(err, &se) && utf8.Valid(data) {
+		if root, dups, terr := tolerantParse(data); terr == nil && len(dups) > 0 {
+			v.problems = append(v.problems, dups...)
+			return root
+		}
+	}
+	p := Problem{Path: strictjson.Root, Line: 1, Col: 1}
+	switch {
+	case errors.As(err, &se):
+		p.Line, p.Col = se.Line, se.Col
+		p.Msg = "not valid JSON: " + se.Error()
+	case errors.Is(err, strictjson.ErrTooLarge):
+		p.Msg = fmt.Sprintf("file larger than %d bytes", MaxFileSize)
+	default:
+		p.Msg = err.Error()
+	}
+	v.problems = append(v.problems, p)
+	return nil
+}
+
+// tolerantParse builds a tree like strictjson.Parse but keeps duplicate
+// keys, reporting each. It relies on encoding/json for the syntax, and is
+// used only on UTF-8 input that strictjson refused.
+func tolerantParse(data []byte) (*strictjson.Value, []Problem, error) {
+	t := &tolerant{data: data, dec: json.NewDecoder(bytes.NewReader(data)), line: 1}
+	t.dec.UseNumber()
+	root, err := t.value(0, strictjson.Root)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := t.dec.Token(); err != io.EOF {
+		return nil, nil, errors.New("trailing data")
+	}
+	return root, t.dups, nil
+}
+
+type tolerant struct {
+	data      []byte
+	dec       *json.Decoder
+	dups      []Problem
+	off       int // offsets below are counted into line and lineStart
+	line      int
+	lineStart int
+}
+
+var errTooDeep = errors.New("nesting too deep")
+
+// pos returns the line and column of the next token.
+func (t *tolerant) pos() (int, int) {
+	off := int(t.dec.InputOffset())
+	for off < len(t.data) && strings.IndexByte(" \t\r\n,:", t.data[off]) >= 0 {
+		off++
+	}
+	for ; t.off < off; t.off++ {
+		if t.data[t.off] == '\n' {
+			t.line++
+			t.lineStart = t.off + 1
+		}
+	}
+	return t.line, off - t.lineStart + 1
+}
+
+func (t *tolerant) value(depth int, path strictjson.Path) (*strictjson.Value, error) {
+	if depth > strictjson.DefaultMaxDepth {
+		return nil, errTooDeep
+	}
+	line, col := t.pos()
+	tok, err := t.dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	v := &strictjson.Value{Line: line, Col: col}
+	switch tok := tok.(type) {
+	case json.Delim:
+		if tok == '[' {
+			v.Kind = strictjson.Array
+			for i := 0; t.dec.More(); i++ {
+				it, err := t.value(depth+1, path.Index(i))
+				if err != nil {
+					return nil, err
+				}
+				v.Items = append(v.Items, it)
+			}
+		} else {
+			v.Kind = strictjson.Object
+			first := map[string]int{}
+			for t.dec.More() {
+				kl, kc := t.pos()
+				kt, err := t.dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				key, _ := kt.(string)
+				if l, dup := first[key]; dup {
+					t.dups = append(t.dups, Problem{Path: path.Key(key), Line: kl, Col: kc, Msg: fmt.Sprintf("duplicate key %q (first at line %d)", key, l)})
+				} else {
+					first[key] = kl
+				}
+				mv, err := t.value(depth+1, path.Key(key))
+				if err != nil {
+					return nil, err
+				}
+				v.Members = append(v.Members, strictjson.Member{Key: key, Line: kl, Col: kc, Value: mv})
+			}
+		}
+		if _, err := t.dec.Token(); err != nil { // the closing delimiter
+			return nil, err
+		}
+	case string:
+		v.Kind, v.Str = strictjson.String, tok
+	case json.Number:
+		v.Kind, v.Str = strictjson.Number, tok.String()
+	case bool:
+		v.Kind, v.Bool = strictjson.Bool, tok
+	case nil:
+		v.Kind = strictjson.Null
+	}
+	return v, nil
+}

@@ -1,0 +1,258 @@
+package keys
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+)
+
+func mustStroke(t testing.TB, s string) Stroke {
+	t.Helper()
+	st, err := ParseStroke(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func mustFile(t testing.TB, src string) *Keymap {
+	t.Helper()
+	km, problems := ParseFile([]byte(src))
+	if km == nil {
+		t.Fatalf("file refused: %v", problems)
+	}
+	return km
+}
+
+// TestDefaultsTable checks the defaults against decisions.md §1.5 through
+// lookups, and that they obey the rules of §1.3: a file restating every
+// default is valid, warning-free, and resolves to the same bindings.
+func TestDefaultsTable(t *testing.T) {
+	km := Defaults()
+	for _, c := range []struct {
+		ctx    Context
+		key    string
+		action Action
+	}{
+		{App, "ctrl+b", ActOpenWorkspaceSwitcher},
+		{Thinking, "escape", ActAbort},
+		{BackgroundDetail, "escape", ActReturnToMain},
+		{Recovery, "enter", ActRetry},
+		{ChatInput, "enter", ActSubmit},
+		{ChatInput, "up", ActHistoryPrevious},
+		{ChatInput, "ctrl+r", ActHistorySearch},
+		{ChatInput, "delete", ActDeleteBackward},
+		{ChatInput, "ctrl+u", ActDeleteLine},
+		{TextInput, "down", ActCursorDown},
+		{AutocompleteMenu, "tab", ActAccept},
+		{QueuedPrompt, "backspace", ActCancel},
+		{ConfirmPrompt, "up", ActPrevious},
+		{ConfirmPrompt, "y", ActChooseYes},
+		{PermissionPrompt, "a", ActAllowSession},
+		{PermissionPrompt, "d", ActDeny},
+		{TextPrompt, "escape", ActCancel},
+		{MultiSelect, "space", ActToggle},
+		{WorkspaceSwitcher, "ctrl+b", ActClose},
+		{WorkspaceSwitcher, "a", ActAttach},
+		{TransportSettings, "enter", ActClose},
+		{HistorySearch, "ctrl+r", ActNext},
+		{HistorySearch, "tab", ActInsert},
+		{HistorySearch, "ctrl+e", ActExecute},
+		{ThemePicker, "m", ActToggleMotion},
+		{ChatInput, "ctrl+m", ActSubmit}, // terminal equivalence
+	} {
+		if got, ok := km.Lookup(c.ctx, mustStroke(t, c.key)); !ok || got != c.action {
+			t.Errorf("%s %s = %q, %v; want %q", c.ctx, c.key, got, ok, c.action)
+		}
+	}
+	if a, ok := km.Lookup(PermissionPrompt, Stroke{Key: KeyEscape}); ok {
+		t.Errorf("escape in permission-prompt triggers %q; it must do nothing", a)
+	}
+
+	file := map[string]any{"version": 1}
+	bindings := map[string]any{}
+	for c := range Context(NumContexts) {
+		acts := map[string]any{}
+		for i, as := range spec[c].actions {
+			acts[string(as.action)] = spec[c].actions[i].keys
+		}
+		bindings[c.String()] = acts
+	}
+	file["bindings"] = bindings
+	data, _ := json.Marshal(file)
+	restated, problems := ParseFile(data)
+	if restated == nil || len(problems) != 0 {
+		t.Fatalf("the defaults restated as a file: %v", problems)
+	}
+	for c := range Context(NumContexts) {
+		for _, a := range c.Actions() {
+			if !slices.Equal(restated.Keys(c, a), km.Keys(c, a)) || restated.Hint(c, a) != km.Hint(c, a) {
+				t.Errorf("%s.%s: restated %v, defaults %v", c, a, restated.Keys(c, a), km.Keys(c, a))
+			}
+		}
+	}
+}
+
+func TestContexts(t *testing.T) {
+	if NumContexts != 19 {
+		t.Errorf("%d contexts, the seed lists 19", NumContexts)
+	}
+	for c := range Context(NumContexts) {
+		if got, ok := ParseContext(c.String()); !ok || got != c {
+			t.Errorf("ParseContext(%q) = %v, %v", c.String(), got, ok)
+		}
+	}
+	var text []string
+	for c := range Context(NumContexts) {
+		if c.TextEntry() {
+			text = append(text, c.String())
+		}
+	}
+	if !slices.Equal(text, []string{"chat-input", "text-input", "text-prompt", "history-search"}) {
+		t.Errorf("text-entry contexts: %v", text)
+	}
+	if _, ok := ParseContext("nope"); ok || Context(200).String() != "context(200)" || Context(200).TextEntry() {
+		t.Error("unknown contexts")
+	}
+}
+
+func TestHints(t *testing.T) {
+	km := Defaults()
+	for _, c := range []struct {
+		ctx    Context
+		action Action
+		want   string
+	}{
+		{ChatInput, ActHistorySearch, "Ctrl+R"},
+		{ChatInput, ActDeleteBackward, "Backspace/Del"},
+		{ConfirmPrompt, ActPrevious, "←/↑"},
+		{ConfirmPrompt, ActNext, "→/↓"},
+		{Thinking, ActAbort, "Esc"},
+		{MultiSelect, ActToggle, "Space"},
+		{PermissionPrompt, ActAllowSession, "s/a"},
+		{ChatInput, "no-such-action", ""},
+	} {
+		if got := km.Hint(c.ctx, c.action); got != c.want {
+			t.Errorf("Hint(%s, %s) = %q, want %q", c.ctx, c.action, got, c.want)
+		}
+	}
+}
+
+func TestOverridesApplied(t *testing.T) {
+	km := mustFile(t, `{"version": 1, "bindings": {
+		"chat-input": {"submit": ["ctrl+s", "alt+enter"], "delete-word": null, "history-search": "ctrl+x ctrl+r"},
+		"thinking": {"abort": null}
+	}}`)
+	look := func(c Context, key string) Action {
+		a, _ := km.Lookup(c, mustStroke(t, key))
+		return a
+	}
+	if look(ChatInput, "ctrl+s") != ActSubmit || look(ChatInput, "alt+enter") != ActSubmit {
+		t.Error("an array replaces the keys")
+	}
+	if look(ChatInput, "enter") != "" {
+		t.Error("the replaced default still triggers")
+	}
+	if look(ChatInput, "ctrl+w") != "" || km.Hint(ChatInput, ActDeleteWord) != "" || km.Keys(ChatInput, ActDeleteWord) != nil {
+		t.Error("null must unbind and hide the hint")
+	}
+	if look(Thinking, "escape") != "" {
+		t.Error("null must unbind")
+	}
+	if look(ChatInput, "up") != ActHistoryPrevious {
+		t.Error("untouched actions keep their defaults")
+	}
+	if look(ChatInput, "ctrl+x") != "" || !km.IsPrefix(ChatInput, mustStroke(t, "ctrl+x")) {
+		t.Error("a chord's first stroke is a prefix, not a binding")
+	}
+	if a, ok := km.LookupChord(ChatInput, mustStroke(t, "ctrl+x"), mustStroke(t, "ctrl+r")); !ok || a != ActHistorySearch {
+		t.Error("chord lookup")
+	}
+	if km.Hint(ChatInput, ActHistorySearch) != "Ctrl+X Ctrl+R" || km.Hint(ChatInput, ActSubmit) != "Ctrl+S/Alt+Enter" {
+		t.Errorf("hints %q %q", km.Hint(ChatInput, ActHistorySearch), km.Hint(ChatInput, ActSubmit))
+	}
+	if _, ok := km.Lookup(Context(99), Stroke{Key: 'a'}); ok || km.IsPrefix(Context(99), Stroke{Key: 'a'}) {
+		t.Error("unknown context")
+	}
+}
+
+func TestMatcher(t *testing.T) {
+	km := mustFile(t, `{"version": 1, "bindings": {
+		"list-picker": {"select": "ctrl+x ctrl+s", "cancel": ["escape", "ctrl+x k"], "next": ["down", "g g"]},
+		"app": {"open-workspace-switcher": ["ctrl+b", "ctrl+o ctrl+w"]}
+	}}`)
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	type step struct {
+		after   time.Duration // since t0
+		key     string
+		outcome Outcome
+		action  Action
+	}
+	cases := []struct {
+		name  string
+		ctxs  []Context
+		steps []step
+	}{
+		{"single stroke", []Context{ListPicker}, []step{{0, "down", Matched, ActNext}}},
+		{"unbound", []Context{ListPicker}, []step{{0, "q", Unbound, ""}}},
+		{"chord", []Context{ListPicker}, []step{{0, "ctrl+x", Started, ""}, {500 * time.Millisecond, "ctrl+s", Matched, ActSelect}}},
+		{"chord just in time", []Context{ListPicker}, []step{{0, "g", Started, ""}, {999 * time.Millisecond, "g", Matched, ActNext}}},
+		{"chord too late", []Context{ListPicker}, []step{{0, "g", Started, ""}, {1000 * time.Millisecond, "down", Matched, ActNext}}},
+		{"chord too late starts again", []Context{ListPicker}, []step{{0, "g", Started, ""}, {1500 * time.Millisecond, "g", Started, ""}, {1600 * time.Millisecond, "g", Matched, ActNext}}},
+		{"escape cancels", []Context{ListPicker}, []step{{0, "ctrl+x", Started, ""}, {10, "escape", Cancelled, ""}, {20, "escape", Matched, ActCancel}}},
+		{"wrong second stroke cancels", []Context{ListPicker}, []step{{0, "ctrl+x", Started, ""}, {10, "down", Cancelled, ""}, {20, "down", Matched, ActNext}}},
+		{"ctrl+c passes through", []Context{ListPicker}, []step{{0, "ctrl+x", Started, ""}, {10, "ctrl+c", Unbound, ""}, {20, "ctrl+s", Unbound, ""}}},
+		{"two chords share a prefix", []Context{ListPicker}, []step{{0, "ctrl+x", Started, ""}, {10, "k", Matched, ActCancel}}},
+		{"focused context first", []Context{ListPicker, App}, []step{{0, "ctrl+b", Matched, ActOpenWorkspaceSwitcher}, {10, "down", Matched, ActNext}}},
+		{"chord in the outer context", []Context{ListPicker, App}, []step{{0, "ctrl+o", Started, ""}, {10, "ctrl+w", Matched, ActOpenWorkspaceSwitcher}}},
+	}
+	for _, c := range cases {
+		m := NewMatcher(km)
+		for i, s := range c.steps {
+			got := m.Press(t0.Add(s.after), mustStroke(t, s.key), c.ctxs...)
+			if got.Outcome != s.outcome || got.Action != s.action {
+				t.Errorf("%s, step %d (%s): %+v, want outcome %d action %q", c.name, i, s.key, got, s.outcome, s.action)
+			}
+		}
+	}
+}
+
+func TestMatcherTimerAndContextChange(t *testing.T) {
+	m := NewMatcher(mustFile(t, `{"version": 1, "bindings": {"list-picker": {"select": "ctrl+x ctrl+s"}}}`))
+	t0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	ctrlX := mustStroke(t, "ctrl+x")
+	if _, ok := m.Deadline(); ok {
+		t.Error("deadline without a pending chord")
+	}
+	m.Press(t0, ctrlX, ListPicker)
+	if s, ok := m.Pending(); !ok || s != ctrlX {
+		t.Error("Pending after the first stroke")
+	}
+	if d, ok := m.Deadline(); !ok || !d.Equal(t0.Add(ChordTimeout)) {
+		t.Errorf("Deadline = %v, %v", d, ok)
+	}
+	if m.Expire(t0.Add(999 * time.Millisecond)) {
+		t.Error("expired early")
+	}
+	if !m.Expire(t0.Add(ChordTimeout)) || m.Expire(t0.Add(2*ChordTimeout)) {
+		t.Error("Expire must drop the chord once")
+	}
+	// A chord started in one context does not complete in another.
+	m.Press(t0, ctrlX, ListPicker)
+	if got := m.Press(t0.Add(10), mustStroke(t, "ctrl+s"), MenuSelect); got.Outcome != Unbound {
+		t.Errorf("after a context change: %+v", got)
+	}
+	// New bindings drop a pending chord.
+	m.Press(t0, ctrlX, ListPicker)
+	m.SetKeymap(nil)
+	if _, ok := m.Pending(); ok {
+		t.Error("SetKeymap kept the pending chord")
+	}
+	m.Press(t0, mustStroke(t, "enter"), ListPicker)
+	m.Cancel()
+	var zero Matcher // the zero value uses the defaults
+	if got := zero.Press(t0, mustStroke(t, "enter"), ListPicker); got.Outcome != Matched || got.Action != ActSelect {
+		t.Errorf("zero Matcher: %+v", got)
+	}
+}
