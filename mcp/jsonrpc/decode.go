@@ -119,7 +119,7 @@ func DecodeWith(data []byte, opts DecodeOptions) (*Message, error) {
 
 	var env struct {
 		version, id, method, params, result, errObj []byte
-		hasVersion, hasID, hasMethod                  bool
+		hasVersion, hasID, hasMethod                bool
 	}
 	err := s.object(1, func(key string, start, end int) error {
 		v := data[start:end]
