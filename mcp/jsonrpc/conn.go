@@ -92,7 +92,8 @@ func (s *ioStream) Close() error {
 // Notifications are handled one at a time on the connection's reading
 // goroutine, in arrival order (progress must reach the caller before the
 // response it precedes); Handle must return quickly for them and must not
-// wait for a response on the same Conn. ctx ends when the Conn closes.
+// wait for a response on the same Conn. ctx ends when the Conn closes and,
+// for a request, when Conn.CancelRequest names it.
 type Handler interface {
 	Handle(ctx context.Context, m *Message) (result any, err error)
 }
@@ -126,10 +127,11 @@ type Conn struct {
 
 	nextID atomic.Int64
 
-	mu      sync.Mutex
-	pending map[ID]*pendingCall
-	closed  bool
-	err     error // why the connection ended
+	mu       sync.Mutex
+	pending  map[ID]*pendingCall
+	incoming map[ID]context.CancelFunc // requests being handled
+	closed   bool
+	err      error // why the connection ended
 
 	done    chan struct{} // closed when the connection has ended
 	ctx     context.Context
@@ -159,14 +161,15 @@ func NewConn(s Stream, opts ConnOptions) *Conn {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Conn{
-		s:       s,
-		opts:    opts,
-		pending: make(map[ID]*pendingCall),
-		done:    make(chan struct{}),
-		ctx:     ctx,
-		cancel:  cancel,
-		sem:     make(chan struct{}, n),
-		reader:  make(chan struct{}),
+		s:        s,
+		opts:     opts,
+		pending:  make(map[ID]*pendingCall),
+		incoming: make(map[ID]context.CancelFunc),
+		done:     make(chan struct{}),
+		ctx:      ctx,
+		cancel:   cancel,
+		sem:      make(chan struct{}, n),
+		reader:   make(chan struct{}),
 	}
 	go c.read()
 	return c
@@ -277,6 +280,19 @@ func (c *Conn) resolve(id ID, r callResult) bool {
 	c.mu.Unlock()
 	if ok {
 		pc.ch <- r
+	}
+	return ok
+}
+
+// CancelRequest ends the context of the peer's request id while its handler
+// runs (MCP: on notifications/cancelled). It reports whether such a
+// request was being handled.
+func (c *Conn) CancelRequest(id ID) bool {
+	c.mu.Lock()
+	cancel, ok := c.incoming[id]
+	c.mu.Unlock()
+	if ok {
+		cancel()
 	}
 	return ok
 }
@@ -400,7 +416,15 @@ func (c *Conn) report(err error) {
 }
 
 func (c *Conn) serve(m *Message) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	c.mu.Lock()
+	c.incoming[m.ID] = cancel
+	c.mu.Unlock()
 	defer func() {
+		c.mu.Lock()
+		delete(c.incoming, m.ID)
+		c.mu.Unlock()
+		cancel()
 		<-c.sem
 		c.workers.Done()
 	}()
@@ -408,7 +432,7 @@ func (c *Conn) serve(m *Message) {
 	if c.opts.Handler == nil {
 		resp = NewErrorResponse(m.ID, &Error{Code: CodeMethodNotFound, Message: "method not found: " + m.Method})
 	} else {
-		result, err := c.opts.Handler.Handle(c.ctx, m)
+		result, err := c.opts.Handler.Handle(ctx, m)
 		resp = responseFor(m.ID, result, err)
 	}
 	if err := c.s.Write(c.ctx, resp); err != nil {
