@@ -1,0 +1,216 @@
+package mcp
+
+import (
+	"encoding/json"
+	"slices"
+
+	"agent/mcp/jsonrpc"
+)
+
+// Protocol revisions this package speaks (decisions.md §2).
+const (
+	Version20250618 = "2025-06-18"
+	Version20251125 = "2025-11-25"
+	// Version20260728 is the stateless revision: no initialize handshake
+	// and no sessions; every request carries its version in _meta.
+	Version20260728 = "2026-07-28"
+)
+
+// SupportedVersions returns the revisions this package speaks, newest
+// first.
+func SupportedVersions() []string {
+	return []string{Version20260728, Version20251125, Version20250618}
+}
+
+func knownVersion(v string) bool { return slices.Contains(SupportedVersions(), v) }
+
+// modern reports whether revision v is of the stateless era (2026-07-28
+// "Versioning and Compatibility": per-request metadata instead of a
+// handshake). Revision identifiers are dates, so they order as strings.
+func modern(v string) bool { return v >= Version20260728 }
+
+// Error codes MCP adds to JSON-RPC's (2026-07-28 basic/index "Error
+// Codes"; the last two are of earlier revisions and still accepted).
+const (
+	CodeHeaderMismatch                  = -32020
+	CodeMissingRequiredClientCapability = -32021
+	CodeUnsupportedProtocolVersion      = -32022
+	CodeResourceNotFound                = -32002 // 2025-11-25 and earlier
+	CodeURLElicitationRequired          = -32042 // 2025-11-25 only
+)
+
+// Reserved _meta keys (2026-07-28 basic/index "_meta").
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+)
+
+// Implementation names a client or server (the Implementation type of the
+// schema).
+type Implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Title   string `json:"title,omitempty"`
+}
+
+// ServerCapabilities is what a server declared it supports. Tools is the
+// part this client acts on; Raw keeps the whole object.
+type ServerCapabilities struct {
+	Tools *ToolsCapability `json:"tools,omitempty"`
+	Raw   json.RawMessage  `json:"-"`
+}
+
+// ToolsCapability is the "tools" server capability.
+type ToolsCapability struct {
+	ListChanged bool `json:"listChanged,omitempty"`
+}
+
+// ServerInfo is what the client learned while connecting.
+type ServerInfo struct {
+	ProtocolVersion string
+	Implementation  Implementation
+	Capabilities    ServerCapabilities
+	Instructions    string
+}
+
+// Tool is one tool definition from tools/list (schema "Tool").
+type Tool struct {
+	Name         string           `json:"name"`
+	Title        string           `json:"title,omitempty"`
+	Description  string           `json:"description,omitempty"`
+	InputSchema  json.RawMessage  `json:"inputSchema"`
+	OutputSchema json.RawMessage  `json:"outputSchema,omitempty"`
+	Annotations  *ToolAnnotations `json:"annotations,omitempty"`
+	Icons        json.RawMessage  `json:"icons,omitempty"`
+	Execution    json.RawMessage  `json:"execution,omitempty"`
+	Meta         json.RawMessage  `json:"_meta,omitempty"`
+}
+
+// ToolAnnotations are the server's hints about a tool. They are untrusted
+// unless the server is (MCP server/tools "Tool").
+type ToolAnnotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+// CallToolResult is the result of tools/call. IsError marks a tool-level
+// failure the model should see, as opposed to a protocol error.
+type CallToolResult struct {
+	ResultType        string          `json:"resultType,omitempty"`
+	Content           []Content       `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
+	IsError           bool            `json:"isError,omitempty"`
+	Meta              json.RawMessage `json:"_meta,omitempty"`
+}
+
+// Content is one content block of a tool result: text, image, audio,
+// resource_link or resource (an embedded resource, kept raw).
+type Content struct {
+	Type        string          `json:"type"`
+	Text        string          `json:"text,omitempty"`
+	Data        string          `json:"data,omitempty"` // base64, image and audio
+	MimeType    string          `json:"mimeType,omitempty"`
+	URI         string          `json:"uri,omitempty"` // resource_link
+	Name        string          `json:"name,omitempty"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Resource    json.RawMessage `json:"resource,omitempty"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
+}
+
+// Progress is one notifications/progress for a call. Total is zero when
+// the server did not say.
+type Progress struct {
+	Progress float64
+	Total    float64
+	Message  string
+}
+
+// Wire shapes of requests and results.
+
+// requestMeta is the _meta of a request: the progress token, and in the
+// stateless revision the per-request protocol fields (2026-07-28
+// basic/index "Per-request protocol fields").
+type requestMeta struct {
+	ProgressToken      *jsonrpc.ID     `json:"progressToken,omitempty"`
+	ProtocolVersion    string          `json:"io.modelcontextprotocol/protocolVersion,omitempty"`
+	ClientInfo         *Implementation `json:"io.modelcontextprotocol/clientInfo,omitempty"`
+	ClientCapabilities *struct{}       `json:"io.modelcontextprotocol/clientCapabilities,omitempty"`
+}
+
+type initializeParams struct {
+	ProtocolVersion string         `json:"protocolVersion"`
+	Capabilities    struct{}       `json:"capabilities"`
+	ClientInfo      Implementation `json:"clientInfo"`
+}
+
+type initializeResult struct {
+	ProtocolVersion string          `json:"protocolVersion"`
+	Capabilities    json.RawMessage `json:"capabilities"`
+	ServerInfo      Implementation  `json:"serverInfo"`
+	Instructions    string          `json:"instructions,omitempty"`
+}
+
+type metaOnlyParams struct {
+	Meta *requestMeta `json:"_meta,omitempty"`
+}
+
+type discoverResult struct {
+	ResultType        string          `json:"resultType,omitempty"`
+	SupportedVersions []string        `json:"supportedVersions"`
+	Capabilities      json.RawMessage `json:"capabilities"`
+	ServerInfo        Implementation  `json:"serverInfo"`
+	Instructions      string          `json:"instructions,omitempty"`
+}
+
+type listParams struct {
+	Cursor string       `json:"cursor,omitempty"`
+	Meta   *requestMeta `json:"_meta,omitempty"`
+}
+
+type listToolsResult struct {
+	ResultType string            `json:"resultType,omitempty"`
+	Tools      []json.RawMessage `json:"tools"`
+	NextCursor *string           `json:"nextCursor,omitempty"`
+}
+
+type callToolParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Meta      *requestMeta    `json:"_meta,omitempty"`
+}
+
+type listenParams struct {
+	Notifications struct {
+		ToolsListChanged bool `json:"toolsListChanged"`
+	} `json:"notifications"`
+	Meta *requestMeta `json:"_meta,omitempty"`
+}
+
+type progressParams struct {
+	ProgressToken jsonrpc.ID `json:"progressToken"`
+	Progress      float64    `json:"progress"`
+	Total         *float64   `json:"total,omitempty"`
+	Message       string     `json:"message,omitempty"`
+}
+
+type cancelledParams struct {
+	RequestID jsonrpc.ID `json:"requestId"`
+	Reason    string     `json:"reason,omitempty"`
+}
+
+type unsupportedVersionData struct {
+	Supported []string `json:"supported"`
+	Requested string   `json:"requested,omitempty"`
+}
+
+// resultHead is the part of every result the client checks first.
+type resultHead struct {
+	ResultType string `json:"resultType"`
+}
