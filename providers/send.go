@@ -294,10 +294,10 @@ func (st *Stream) stopped() error {
 
 // fail ends the stream with err.
 func (st *Stream) fail(err error) {
-	st.release()
 	if e := st.stopped(); e != nil {
 		err = e // the caller's cancellation explains whatever else failed
 	}
+	st.release()
 	st.err = err
 }
 

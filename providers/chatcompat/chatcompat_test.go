@@ -1,0 +1,651 @@
+package chatcompat
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"agent/internal/sse"
+	"agent/providers"
+	pt "agent/providers/providertest"
+)
+
+func fixtures(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("testdata/*.sse")
+	if err != nil || len(files) == 0 {
+		t.Fatal("no fixtures", err)
+	}
+	return files
+}
+
+func hello() *providers.Request {
+	return &providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: []providers.Part{providers.Text{Text: "hi"}}}}}
+}
+
+func localWith(t testing.TB, opts LocalOptions) *LocalProvider {
+	t.Helper()
+	if opts.DefaultModel == "" {
+		opts.DefaultModel = "m-1"
+	}
+	p, err := NewLocalProvider(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func run(t testing.TB, p providers.Provider, req *providers.Request) string {
+	t.Helper()
+	s, err := p.Chat(context.Background(), req)
+	if err != nil {
+		return pt.Format(nil, err)
+	}
+	defer s.Close()
+	evs, err := pt.Drain(s)
+	return pt.Format(evs, err)
+}
+
+// Every recorded stream decodes to its golden events, whole and split at
+// every byte, from memory and over HTTP.
+func TestFixtures(t *testing.T) {
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	for _, f := range fixtures(t) {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var whole string
+			// In a bubble, so that the retries of a failing stream take no
+			// real time.
+			synctest.Test(t, func(t *testing.T) {
+				whole = run(t, localWith(t, LocalOptions{Executor: pt.NewReplay(pt.Stream(data))}), hello())
+				pt.Golden(t, strings.TrimSuffix(f, ".sse")+".events", []byte(whole))
+				for split := 1; split < len(data); split++ {
+					got := run(t, localWith(t, LocalOptions{Executor: pt.NewReplay(pt.Response{Body: data, Split: split})}), hello())
+					if got != whole {
+						t.Fatalf("split at %d:\n%s\nwant\n%s", split, got, whole)
+					}
+				}
+			})
+			if strings.Contains(whole, "error") && !strings.Contains(whole, "\ntext") && !strings.HasPrefix(whole, "text") {
+				return // retried with real backoff over HTTP: covered above
+			}
+			step := 1
+			if testing.Short() {
+				step = 17
+			}
+			for split := 0; split < len(data); split += step {
+				srv := pt.Server(t, data, split)
+				got := run(t, localWith(t, LocalOptions{BaseURL: srv.URL + "/v1", Client: client}), hello())
+				if got != whole {
+					t.Fatalf("over HTTP, split at %d:\n%s\nwant\n%s", split, got, whole)
+				}
+				srv.Close()
+			}
+		})
+	}
+	pt.NoLeak(t, tr)
+}
+
+// The Collector rebuilds the assistant message with reasoning and
+// parallel tool calls.
+func TestCollector(t *testing.T) {
+	data, _ := os.ReadFile("testdata/tools_parallel.sse")
+	s, err := localWith(t, LocalOptions{Executor: pt.NewReplay(pt.Stream(data))}).Chat(context.Background(), hello())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c providers.Collector
+	for {
+		ev, err := s.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Add(ev)
+	}
+	calls := c.ToolCalls()
+	if len(calls) != 2 || calls[0].ID != "call_a1" || string(calls[0].Arguments) != `{"path": "a.go"}` ||
+		calls[1].Name != "Grep" || string(calls[1].Arguments) != `{"pattern": "func \\w+"}` {
+		t.Fatalf("calls = %+v", calls)
+	}
+	if f, raw := c.Finish(); f != providers.FinishToolCalls || raw != "tool_calls" {
+		t.Fatalf("finish = %v %q", f, raw)
+	}
+	if u := c.Usage(); u.InputTokens != 120 || u.OutputTokens != 40 {
+		t.Fatalf("usage = %+v", u)
+	}
+}
+
+func TestMissingKey(t *testing.T) {
+	_, err := NewReasoningProvider(ReasoningOptions{})
+	if !errors.Is(err, providers.ErrMissingKey) || !strings.Contains(err.Error(), "REASONING_API_KEY") {
+		t.Fatalf("reasoning: %v", err)
+	}
+	_, err = NewRegionalProvider(RegionalOptions{APIKey: " "})
+	if !errors.Is(err, providers.ErrMissingKey) || !strings.Contains(err.Error(), "REGIONAL_API_KEY") {
+		t.Fatalf("regional: %v", err)
+	}
+	var mk *providers.MissingKeyError
+	if !errors.As(err, &mk) || mk.EnvVar != "REGIONAL_API_KEY" {
+		t.Fatalf("regional: %#v", err)
+	}
+	if _, err := NewReasoningProvider(ReasoningOptions{Client: &http.Client{}}); err != nil {
+		t.Fatalf("a client waives the key: %v", err)
+	}
+	if _, err := NewRegionalProvider(RegionalOptions{Client: &http.Client{}}); err != nil {
+		t.Fatalf("a client waives the key: %v", err)
+	}
+	if _, err := NewLocalProvider(LocalOptions{}); err != nil {
+		t.Fatalf("local needs no key: %v", err)
+	}
+}
+
+func TestDefaultsAndHeaders(t *testing.T) {
+	rp, _ := NewReasoningProvider(ReasoningOptions{APIKey: "k"})
+	if rp.URL() != "https://api.deepseek.com/chat/completions" {
+		t.Errorf("reasoning URL %s", rp.URL())
+	}
+	for region, want := range map[string]string{
+		"":           "https://dashscope-intl.aliyuncs.com/compatible-mode/v1/chat/completions",
+		"usVirginia": "https://dashscope-us.aliyuncs.com/compatible-mode/v1/chat/completions",
+		"beijing":    "https://dashscope.aliyuncs.com/compatible-mode/v1/chat/completions",
+		"hongKong":   "https://cn-hongkong.dashscope.aliyuncs.com/compatible-mode/v1/chat/completions",
+	} {
+		p, err := NewRegionalProvider(RegionalOptions{APIKey: "k", Region: region})
+		if err != nil || p.URL() != want {
+			t.Errorf("region %q: %v %v", region, p, err)
+		}
+	}
+	if _, err := NewRegionalProvider(RegionalOptions{APIKey: "k", Region: "mars"}); err == nil {
+		t.Error("unknown region accepted")
+	}
+	p, _ := NewRegionalProvider(RegionalOptions{APIKey: "k", Region: "beijing", BaseURL: "https://gw.example/v1/", ResponsesBaseURL: "https://gw.example/r/v1"})
+	if p.URL() != "https://gw.example/v1/chat/completions" || p.ResponsesBaseURL() != "https://gw.example/r/v1" {
+		t.Errorf("base URL override: %s %s", p.URL(), p.ResponsesBaseURL())
+	}
+	lp := localWith(t, LocalOptions{})
+	if lp.URL() != "http://127.0.0.1:1234/v1/chat/completions" {
+		t.Errorf("local URL %s", lp.URL())
+	}
+	if _, err := NewLocalProvider(LocalOptions{BaseURL: "ftp://x"}); err == nil {
+		t.Error("ftp base URL accepted")
+	}
+
+	// Keys travel as bearer tokens; local sends its placeholder.
+	data, _ := os.ReadFile("testdata/text.sse")
+	ex := pt.NewReplay(pt.Stream(data))
+	run(t, localWith(t, LocalOptions{Executor: ex}), hello())
+	if h := ex.Header(0); h.Get("Authorization") != "Bearer lm-studio" || h.Get("Accept") != "text/event-stream" || h.Get("Content-Type") != "application/json" {
+		t.Errorf("local headers %v", h)
+	}
+	ex = pt.NewReplay(pt.Stream(data))
+	rp, _ = NewReasoningProvider(ReasoningOptions{APIKey: "sk-test", Executor: ex})
+	run(t, rp, hello())
+	if h := ex.Header(0); h.Get("Authorization") != "Bearer sk-test" {
+		t.Errorf("reasoning headers %v", h)
+	}
+	ex = pt.NewReplay(pt.Stream(data))
+	rp, _ = NewReasoningProvider(ReasoningOptions{Client: &http.Client{}, Executor: ex})
+	run(t, rp, hello())
+	if h := ex.Header(0); h.Get("Authorization") != "" {
+		t.Errorf("a client without a key must bring its own credentials: %v", h)
+	}
+}
+
+// The request bodies, checked against golden files.
+func TestRequestBodies(t *testing.T) {
+	temp := 0.2
+	schema := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)
+	tools := []providers.Tool{{Name: "Read", Description: "Read a file", Schema: schema}, {Name: "Bash"}}
+	png := []byte{0x89, 'P', 'N', 'G'}
+	conversation := []providers.Message{
+		{Role: providers.RoleSystem, Content: []providers.Part{providers.Text{Text: "Be brief."}}},
+		{Role: providers.RoleUser, Content: []providers.Part{providers.Text{Text: "What is 2+2?"}}},
+		{Role: providers.RoleAssistant, Content: []providers.Part{providers.Reasoning{Text: "Simple sum."}, providers.Text{Text: "4"}}},
+		{Role: providers.RoleUser, Content: []providers.Part{providers.Text{Text: "Read a.go"}, providers.Image{MediaType: "image/png", Data: png}}},
+		{Role: providers.RoleAssistant, Content: []providers.Part{
+			providers.Reasoning{Text: "Need the file."},
+			providers.ToolCall{ID: "call_1", Name: "Read", Arguments: json.RawMessage(`{"path":"a.go"}`)},
+			providers.ToolCall{ID: "call_2", Name: "Bash", Arguments: nil},
+		}},
+		{Role: providers.RoleTool, Content: []providers.Part{
+			providers.ToolResult{CallID: "call_1", Content: []providers.Part{providers.Text{Text: "package a"}, providers.Image{URL: "https://example.com/i.png"}}},
+			providers.ToolResult{CallID: "call_2", Content: []providers.Part{providers.Text{Text: "denied"}}, IsError: true},
+		}},
+		{Role: providers.RoleAssistant, Content: []providers.Part{providers.Reasoning{Text: "Got it."}, providers.Text{Text: "It is package a."}}},
+	}
+	cases := []struct {
+		name string
+		p    func(ex providers.Executor) providers.Provider
+		req  providers.Request
+	}{
+		{"local_plain", func(ex providers.Executor) providers.Provider {
+			return localWith(t, LocalOptions{Executor: ex})
+		}, providers.Request{Messages: conversation[:2], MaxTokens: 100, Temperature: &temp}},
+		{"local_tools_required_json_schema", func(ex providers.Executor) providers.Provider {
+			return localWith(t, LocalOptions{Executor: ex})
+		}, providers.Request{Model: "other", Messages: conversation, Tools: tools, ToolChoice: providers.ToolChoice{Mode: providers.ToolRequired},
+			ResponseFormat: providers.ResponseFormat{Type: providers.FormatJSONSchema, Name: "answer", Schema: schema, Strict: true}}},
+		{"local_tool_named", func(ex providers.Executor) providers.Provider {
+			return localWith(t, LocalOptions{Executor: ex})
+		}, providers.Request{Messages: conversation[:2], Tools: tools, ToolChoice: providers.ToolChoice{Mode: providers.ToolNamed, Name: "Bash"}, Effort: providers.EffortLow}},
+		{"local_tool_none_json_object", func(ex providers.Executor) providers.Provider {
+			return localWith(t, LocalOptions{Executor: ex})
+		}, providers.Request{Messages: conversation[:2], Tools: tools, ToolChoice: providers.ToolChoice{Mode: providers.ToolNone},
+			ResponseFormat: providers.ResponseFormat{Type: providers.FormatJSONObject}}},
+		{"reasoning_tool_turn", func(ex providers.Executor) providers.Provider {
+			p, _ := NewReasoningProvider(ReasoningOptions{APIKey: "k", Executor: ex, Thinking: ThinkingEnabled, ReasoningEffort: providers.EffortHigh})
+			return p
+		}, providers.Request{Messages: dropImages(conversation), Tools: tools}},
+		{"reasoning_disabled", func(ex providers.Executor) providers.Provider {
+			p, _ := NewReasoningProvider(ReasoningOptions{APIKey: "k", Executor: ex, Thinking: ThinkingDisabled, ReasoningEffort: providers.EffortHigh, DefaultModel: "chat-1"})
+			return p
+		}, providers.Request{Messages: conversation[:3], Temperature: &temp}},
+		{"regional_web_effort", func(ex providers.Executor) providers.Provider {
+			p, _ := NewRegionalProvider(RegionalOptions{APIKey: "k", Executor: ex, BuiltInWebTools: WebTools{WebSearch: true, WebFetch: true}})
+			return p
+		}, providers.Request{Messages: conversation[:2], Effort: providers.EffortMedium}},
+		{"regional_search_only_no_usage", func(ex providers.Executor) providers.Provider {
+			p, _ := NewRegionalProvider(RegionalOptions{APIKey: "k", Executor: ex, BuiltInWebTools: WebTools{WebSearch: true}})
+			p.opts.BuiltInWebTools.WebSearch = true
+			p.Client.opts.OmitStreamUsage = true
+			return p
+		}, providers.Request{Model: "qwen-vl-max", Messages: conversation[3:4]}},
+	}
+	data, _ := os.ReadFile("testdata/text.sse")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ex := pt.NewReplay(pt.Stream(data))
+			if got := run(t, c.p(ex), &c.req); strings.Contains(got, "error") {
+				t.Fatal(got)
+			}
+			pt.Golden(t, "testdata/request_"+c.name+".json", pt.IndentJSON(t, ex.Body(0)))
+		})
+	}
+}
+
+func dropImages(msgs []providers.Message) []providers.Message {
+	out := make([]providers.Message, 0, len(msgs))
+	for _, m := range msgs {
+		var parts []providers.Part
+		for _, p := range m.Content {
+			switch p := p.(type) {
+			case providers.Image:
+				continue
+			case providers.ToolResult:
+				var keep []providers.Part
+				for _, c := range p.Content {
+					if _, ok := c.(providers.Image); !ok {
+						keep = append(keep, c)
+					}
+				}
+				p.Content = keep
+				parts = append(parts, p)
+				continue
+			}
+			parts = append(parts, p)
+		}
+		out = append(out, providers.Message{Role: m.Role, Content: parts})
+	}
+	return out
+}
+
+// Arguments the API could not take are refused before anything is sent.
+func TestRefusedBeforeSending(t *testing.T) {
+	ex := pt.NewReplay(pt.Stream(nil))
+	rp, _ := NewReasoningProvider(ReasoningOptions{APIKey: "k", Executor: ex})
+	img := &providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: []providers.Part{providers.Image{URL: "https://x/y.png"}}}}}
+	bad := []*providers.Request{
+		img,
+		{},
+		{Messages: hello().Messages, ResponseFormat: providers.ResponseFormat{Type: providers.FormatJSONSchema, Schema: json.RawMessage(`{}`)}},
+		{Messages: hello().Messages, Tools: []providers.Tool{{Name: "bad name"}}},
+		{Messages: hello().Messages, Tools: []providers.Tool{{Name: "a"}}, ToolChoice: providers.ToolChoice{Mode: providers.ToolNamed, Name: "b"}},
+		{Messages: hello().Messages, Effort: "extreme"},
+		{Messages: []providers.Message{{Role: providers.RoleUser, Content: []providers.Part{providers.ToolCall{ID: "x", Name: "y"}}}}},
+		{Messages: []providers.Message{{Role: providers.RoleTool, Content: []providers.Part{providers.ToolResult{}}}}},
+	}
+	for i, req := range bad {
+		_, err := rp.Chat(context.Background(), req)
+		var pe *providers.Error
+		if !errors.Is(err, providers.ErrInvalidRequest) || !errors.As(err, &pe) || pe.Provider != "reasoning" {
+			t.Errorf("case %d: %v", i, err)
+		}
+	}
+	if _, err := localWith(t, LocalOptions{Executor: ex, DefaultModel: "-"}).Chat(context.Background(), &providers.Request{Model: "", Messages: hello().Messages}); err != nil {
+		t.Errorf("default model: %v", err)
+	}
+	lp, _ := NewLocalProvider(LocalOptions{Executor: ex})
+	if _, err := lp.Chat(context.Background(), hello()); !errors.Is(err, providers.ErrInvalidRequest) {
+		t.Errorf("no model: %v", err)
+	}
+	if ex.Requests() != 1 {
+		t.Errorf("%d requests sent, want only the valid one", ex.Requests())
+	}
+}
+
+func errOf(t *testing.T, p providers.Provider) (*providers.Error, string) {
+	t.Helper()
+	var evs []providers.Event
+	s, err := p.Chat(context.Background(), hello())
+	if err == nil {
+		evs, err = pt.Drain(s)
+	}
+	var pe *providers.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("not a *providers.Error: %v\n%s", err, pt.Format(evs, err))
+	}
+	return pe, pt.Format(evs, err)
+}
+
+// Status errors map to kinds; transient ones are retried at most twice,
+// honouring Retry-After and x-should-retry (decisions.md §5).
+func TestStatusAndRetries(t *testing.T) {
+	ok, _ := os.ReadFile("testdata/text.sse")
+	okWant := run(t, localWith(t, LocalOptions{Executor: pt.NewReplay(pt.Stream(ok))}), hello())
+	synctest.Test(t, func(t *testing.T) {
+		cases := []struct {
+			name     string
+			script   []pt.Response
+			kind     error // nil: success
+			requests int
+			code     string
+		}{
+			{"429 Retry-After then success", []pt.Response{pt.Status(429, `{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}`, "Retry-After", "2"), pt.Stream(ok)}, nil, 2, ""},
+			{"retry-after-ms", []pt.Response{pt.Status(429, `{}`, "Retry-After-Ms", "250"), pt.Stream(ok)}, nil, 2, ""},
+			{"500 twice then success", []pt.Response{pt.Status(500, `{"error":{"message":"oops","type":"server_error"}}`), pt.Status(502, `bad gateway`), pt.Stream(ok)}, nil, 3, ""},
+			{"503 three times", []pt.Response{pt.Status(503, `{"error":"overloaded"}`)}, providers.ErrUpstream, 3, ""},
+			{"408", []pt.Response{pt.Status(408, ``)}, providers.ErrTimeout, 3, ""},
+			{"409 then success", []pt.Response{pt.Status(409, ``), pt.Stream(ok)}, nil, 2, ""},
+			{"connection error then success", []pt.Response{{Err: errors.New("connection reset")}, pt.Stream(ok)}, nil, 2, ""},
+			{"400 not retried", []pt.Response{pt.Status(400, `{"error":{"message":"bad","type":"invalid_request_error","param":"messages","code":null}}`), pt.Stream(ok)}, providers.ErrInvalidRequest, 1, "invalid_request_error"},
+			{"400 context length", []pt.Response{pt.Status(400, `{"error":{"message":"This model's maximum context length is 65536 tokens.","type":"invalid_request_error","code":"context_length_exceeded"}}`)}, providers.ErrContextTooLong, 1, "context_length_exceeded"},
+			{"400 x-should-retry true", []pt.Response{pt.Status(400, `{}`, "X-Should-Retry", "true"), pt.Stream(ok)}, nil, 2, ""},
+			{"503 x-should-retry false", []pt.Response{pt.Status(503, `{}`, "X-Should-Retry", "false"), pt.Stream(ok)}, providers.ErrUpstream, 1, ""},
+			{"401", []pt.Response{pt.Status(401, `{"error":{"message":"Authentication Fails","type":"authentication_error"}}`)}, providers.ErrAuthentication, 1, "authentication_error"},
+			{"402", []pt.Response{pt.Status(402, `{"error":{"message":"Insufficient Balance"}}`)}, providers.ErrAuthentication, 1, ""},
+			{"404", []pt.Response{pt.Status(404, `{"error":{"message":"model not found","code":"model_not_found"}}`)}, providers.ErrInvalidRequest, 1, "model_not_found"},
+			{"413", []pt.Response{pt.Status(413, `too large`)}, providers.ErrContextTooLong, 1, ""},
+			{"redirect", []pt.Response{pt.Status(307, ``, "Location", "http://elsewhere")}, providers.ErrInvalidRequest, 1, ""},
+			{"Retry-After over a minute", []pt.Response{pt.Status(429, `{}`, "Retry-After", "120"), pt.Stream(ok)}, providers.ErrRateLimited, 1, ""},
+			{"JSON instead of a stream", []pt.Response{{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"error":{"message":"no"}}`)}}, providers.ErrUpstream, 1, ""},
+		}
+		for _, c := range cases {
+			ex := pt.NewReplay(c.script...)
+			p := localWith(t, LocalOptions{Executor: ex})
+			start := time.Now()
+			got := run(t, p, hello())
+			if c.kind == nil {
+				if got != okWant {
+					t.Errorf("%s: %s", c.name, got)
+				}
+			} else {
+				ex2 := pt.NewReplay(c.script...)
+				pe, _ := errOf(t, localWith(t, LocalOptions{Executor: ex2}))
+				if !errors.Is(pe, c.kind) || pe.Code != c.code || pe.Provider != "local" {
+					t.Errorf("%s: %v (code %q)", c.name, pe, pe.Code)
+				}
+			}
+			if ex.Requests() != c.requests {
+				t.Errorf("%s: %d requests, want %d", c.name, ex.Requests(), c.requests)
+			}
+			if c.name == "429 Retry-After then success" && time.Since(start) != 2*time.Second {
+				t.Errorf("waited %v, want the 2 s the server asked", time.Since(start))
+			}
+			if c.name == "500 twice then success" {
+				if d := time.Since(start); d < 1125*time.Millisecond || d > 1500*time.Millisecond {
+					t.Errorf("backoff waited %v, want 0.5 s + 1 s less jitter", d)
+				}
+			}
+		}
+		pe, _ := errOf(t, localWith(t, LocalOptions{Executor: pt.NewReplay(pt.Status(429, `{}`, "Retry-After", "120"))}))
+		if pe.RetryAfter != 2*time.Minute || !pe.Retryable {
+			t.Errorf("RetryAfter %v retryable %v", pe.RetryAfter, pe.Retryable)
+		}
+	})
+}
+
+// In-stream errors are typed; nothing is retried once an event has
+// reached the caller; a stream that fails before its first event is.
+func TestStreamFailures(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ok, _ := os.ReadFile("testdata/text.sse")
+		for _, name := range []string{"error_instream", "truncated", "resource"} {
+			data, _ := os.ReadFile("testdata/" + name + ".sse")
+			ex := pt.NewReplay(pt.Stream(data), pt.Stream(ok))
+			got := run(t, localWith(t, LocalOptions{Executor: ex}), hello())
+			if ex.Requests() != 1 || !strings.Contains(got, "error local: upstream error") {
+				t.Errorf("%s: %d requests\n%s", name, ex.Requests(), got)
+			}
+		}
+		// Failing before any event: retried.
+		for _, data := range []string{"data: {\"choices\":[{\"index\":0,\"delta\":{\"cont", "event: error\ndata: {\"error\":{\"message\":\"busy\",\"type\":\"server_error\"}}\n\n", "data: {\"id\":\"x\",\"choices\":[]}\n\n"} {
+			ex := pt.NewReplay(pt.Stream([]byte(data)), pt.Stream(ok))
+			got := run(t, localWith(t, LocalOptions{Executor: ex}), hello())
+			if ex.Requests() != 2 || strings.Contains(got, "error") {
+				t.Errorf("%q: %d requests\n%s", data, ex.Requests(), got)
+			}
+		}
+		// A rate-limit error in the stream is typed as such.
+		data, _ := os.ReadFile("testdata/error_event.sse")
+		pe, _ := errOf(t, localWith(t, LocalOptions{Executor: pt.NewReplay(pt.Stream(data))}))
+		if !errors.Is(pe, providers.ErrRateLimited) || pe.Code != "rate_limit_exceeded" {
+			t.Errorf("in-stream rate limit: %v", pe)
+		}
+	})
+}
+
+// A line over the 16 MiB bound is a clear error, not a hang or a crash.
+func TestLineTooLong(t *testing.T) {
+	big := append([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\""), bytes.Repeat([]byte("a"), sse.DefaultMaxLine)...)
+	big = append(big, "\"}}]}\n\ndata: [DONE]\n\n"...)
+	ex := pt.NewReplay(pt.Stream(big))
+	s, err := localWith(t, LocalOptions{Executor: ex}).Chat(context.Background(), hello())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = pt.Drain(s)
+	if !errors.Is(err, sse.ErrLineTooLong) || !errors.Is(err, providers.ErrUpstream) || ex.Requests() != 1 {
+		t.Fatalf("err = %v after %d requests", err, ex.Requests())
+	}
+}
+
+// The idle watchdog ends a stalled stream; the first-byte deadline ends a
+// silent server (retried); a slow but steady stream is never cut.
+func TestWatchdog(t *testing.T) {
+	data, _ := os.ReadFile("testdata/text.sse")
+	synctest.Test(t, func(t *testing.T) {
+		// Stalls after the first events were delivered: no retry.
+		cut := bytes.Index(data, []byte(`"Hello"`)) + 100
+		ex := pt.NewReplay(pt.Response{Body: data, Stall: true, StallAfter: cut})
+		p := localWith(t, LocalOptions{Executor: ex, Timeout: 30 * time.Second})
+		start := time.Now()
+		got := run(t, p, hello())
+		if !strings.Contains(got, "text 0 \"Hello\"") || !strings.Contains(got, "error local: timed out") || ex.Requests() != 1 {
+			t.Errorf("stalled stream:\n%s", got)
+		}
+		if d := time.Since(start); d != 30*time.Second {
+			t.Errorf("watchdog fired after %v", d)
+		}
+
+		// Silent from the start: the first-byte deadline, retried twice.
+		ex = pt.NewReplay(pt.Response{Body: data, Stall: true})
+		pe, _ := errOf(t, localWith(t, LocalOptions{Executor: ex, Timeout: 10 * time.Second}))
+		if !errors.Is(pe, providers.ErrTimeout) || ex.Requests() != 3 {
+			t.Errorf("silent server: %v after %d requests", pe, ex.Requests())
+		}
+
+		// Fourteen minutes of a slow stream, one event every 20 s, with a
+		// 30 s watchdog: never cut.
+		var slow []byte
+		const n = 42
+		for i := range n {
+			slow = fmt.Appendf(slow, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"%02d\"}}]}\n\n", i)
+		}
+		slow = append(slow, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"...)
+		ex = pt.NewReplay(pt.Response{Body: slow, Delay: 20 * time.Second, Chunk: len(slow[:bytes.Index(slow, []byte("\n\n"))+2])})
+		start = time.Now()
+		got = run(t, localWith(t, LocalOptions{Executor: ex, Timeout: 30 * time.Second}), hello())
+		if strings.Count(got, "text 0") != n || !strings.HasSuffix(got, "finish stop \"stop\"\n") || time.Since(start) < 14*time.Minute {
+			t.Errorf("slow stream after %v:\n%s", time.Since(start), got)
+		}
+	})
+}
+
+// Cancelling the context mid-stream ends it promptly with a cancelled
+// error, over a real connection, leaving no goroutine behind.
+func TestCancelMidStream(t *testing.T) {
+	data, _ := os.ReadFile("testdata/text.sse")
+	cut := bytes.Index(data, []byte(`"Hello"`)) + 100
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write(data[:cut])
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	tr := &http.Transport{}
+	p := localWith(t, LocalOptions{BaseURL: srv.URL, Client: &http.Client{Transport: tr}})
+
+	for _, how := range []string{"cancel", "close"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		s, err := p.Chat(ctx, hello())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			ev, err := s.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Type == providers.EventTextDelta && ev.Text == "Hello" {
+				break
+			}
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			time.Sleep(20 * time.Millisecond) // let Next block on the stalled body
+			if how == "cancel" {
+				cancel()
+			} else {
+				s.Close()
+			}
+		})
+		start := time.Now()
+		var err2 error
+		for err2 == nil {
+			_, err2 = s.Next()
+		}
+		wg.Wait()
+		if !errors.Is(err2, providers.ErrCancelled) || how == "cancel" && !errors.Is(err2, context.Canceled) {
+			t.Errorf("%s: %v", how, err2)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%s: took %v", how, d)
+		}
+		if _, err3 := s.Next(); err3 != err2 {
+			t.Errorf("%s: the error changed to %v", how, err3)
+		}
+		s.Close()
+		cancel()
+	}
+	pt.NoLeak(t, tr)
+}
+
+type payloads struct {
+	mu   sync.Mutex
+	sums []providers.PayloadSummary
+}
+
+func (p *payloads) LogPayload(_ context.Context, s providers.PayloadSummary) {
+	p.mu.Lock()
+	p.sums = append(p.sums, s)
+	p.mu.Unlock()
+}
+
+func TestPayloadLogger(t *testing.T) {
+	data, _ := os.ReadFile("testdata/text.sse")
+	synctest.Test(t, func(t *testing.T) {
+		var pl payloads
+		ex := pt.NewReplay(pt.Status(500, `{}`), pt.Stream(data))
+		rp, _ := NewReasoningProvider(ReasoningOptions{APIKey: "secret-key", Executor: ex, PayloadLogger: &pl})
+		req := hello()
+		req.Tools = []providers.Tool{{Name: "Read"}}
+		run(t, rp, req)
+		if len(pl.sums) != 2 {
+			t.Fatalf("%d summaries", len(pl.sums))
+		}
+		s := pl.sums[1]
+		if s.Provider != "reasoning" || s.Model != ReasoningDefaultModel || s.Messages != 1 || s.Tools != 1 || s.Attempt != 2 ||
+			s.URL != "https://api.deepseek.com/chat/completions" || s.Bytes != len(ex.Body(1)) {
+			t.Errorf("summary %+v", s)
+		}
+	})
+}
+
+func TestCapabilities(t *testing.T) {
+	rp, _ := NewReasoningProvider(ReasoningOptions{APIKey: "k"})
+	if c := rp.Capabilities(""); c.Images || !c.Reasoning || !c.Tools || c.JSONSchema || !c.JSONObject {
+		t.Errorf("reasoning %+v", c)
+	}
+	rp, _ = NewReasoningProvider(ReasoningOptions{APIKey: "k", Thinking: ThinkingDisabled})
+	if c := rp.Capabilities(""); c.Reasoning || !c.Temperature {
+		t.Errorf("reasoning without thinking %+v", c)
+	}
+	gp, _ := NewRegionalProvider(RegionalOptions{APIKey: "k"})
+	if c := gp.Capabilities(""); c.Images || !c.Tools {
+		t.Errorf("regional %+v", c)
+	}
+	if c := gp.Capabilities("qwen-vl-max"); !c.Images {
+		t.Errorf("regional vision %+v", c)
+	}
+	if c := localWith(t, LocalOptions{}).Capabilities(""); !c.Images || !c.JSONSchema {
+		t.Errorf("local %+v", c)
+	}
+	if _, err := NewReasoningProvider(ReasoningOptions{APIKey: "k", Thinking: "maybe"}); err == nil {
+		t.Error("thinking maybe accepted")
+	}
+	if _, err := NewReasoningProvider(ReasoningOptions{APIKey: "k", ReasoningEffort: "huge"}); err == nil {
+		t.Error("effort huge accepted")
+	}
+}
+
+// Several streams at once share one provider.
+func TestConcurrentStreams(t *testing.T) {
+	data, _ := os.ReadFile("testdata/tools_parallel.sse")
+	p := localWith(t, LocalOptions{Executor: pt.NewReplay(pt.Stream(data))})
+	want := run(t, p, hello())
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if got := run(t, p, hello()); got != want {
+				t.Errorf("concurrent stream:\n%s", got)
+			}
+		})
+	}
+	wg.Wait()
+}
