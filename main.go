@@ -148,11 +148,12 @@ var groups = map[string]string{
 }
 
 // rootCommand handles "agent" with no known command: --help, --version,
-// a group without its subcommand, or an unknown command.
+// a group without its subcommand, print mode, the interactive session, or
+// an unknown command.
 func rootCommand(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 {
 		fmt.Fprint(e.err, overview())
-		fmt.Fprintln(e.err, "agent: the interactive session is not part of this build yet; see the commands above")
+		fmt.Fprintln(e.err, "agent: the interactive session is not part of this build yet; use 'agent -p PROMPT' (print mode)")
 		return 2
 	}
 	switch args[0] {
@@ -162,6 +163,18 @@ func rootCommand(ctx context.Context, e *env, args []string) int {
 	case "--version", "-v":
 		fmt.Fprintln(e.out, versionLine())
 		return 0
+	}
+	if hasPrintFlag(args) {
+		root := &command{path: "", synopsis: "-p [flags] PROMPT", summary: "print mode: run one turn, print the answer on stdout, exit"}
+		sf, f, ops, err := rootFlags(args)
+		if err == nil {
+			if e.home == "" {
+				err = errors.New("HOME is not set: it decides where ~/.agent lives")
+			} else {
+				err = printMode(ctx, e, sf, f, ops)
+			}
+		}
+		return exitCode(ctx, e, root, f, err)
 	}
 	if summary, ok := groups[args[0]]; ok {
 		if len(args) > 1 && (args[1] == "--help" || args[1] == "-h") {
@@ -194,7 +207,11 @@ func exitCode(ctx context.Context, e *env, cmd *command, f *flagSet, err error) 
 		fmt.Fprint(e.out, commandHelp(cmd, f))
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(e.err, "agent %s: %s (see 'agent %s --help')\n", cmd.path, ue.msg, cmd.path)
+		if cmd.path == "" {
+			fmt.Fprintf(e.err, "agent: %s (see 'agent --help')\n", ue.msg)
+		} else {
+			fmt.Fprintf(e.err, "agent %s: %s (see 'agent %s --help')\n", cmd.path, ue.msg, cmd.path)
+		}
 		return 2
 	case errors.Is(context.Cause(ctx), errInterrupted):
 		fmt.Fprintln(e.err, "agent: interrupted")
@@ -202,9 +219,22 @@ func exitCode(ctx context.Context, e *env, cmd *command, f *flagSet, err error) 
 	case errors.As(err, &xe):
 		return xe.code
 	default:
-		fmt.Fprintf(e.err, "agent %s: %v\n", cmd.path, err)
+		fmt.Fprintf(e.err, "%s: %v\n", strings.TrimSpace("agent "+cmd.path), err)
 		return 1
 	}
+}
+
+// hasPrintFlag reports whether the command line asks for print mode.
+func hasPrintFlag(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "-p" || a == "--print" || strings.HasPrefix(a, "--print=") {
+			return true
+		}
+	}
+	return false
 }
 
 func versionLine() string {
@@ -247,7 +277,7 @@ func groupHelp(group, summary string) string {
 
 func commandHelp(c *command, f *flagSet) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Usage: agent %s", c.path)
+	b.WriteString(strings.TrimSpace("Usage: agent " + c.path))
 	if c.synopsis != "" {
 		b.WriteString(" " + c.synopsis)
 	}

@@ -48,3 +48,11 @@ const (
 	AllowProject // written as an allow rule to .agent/settings.local.json
 	DenyOnce
 )
+
+// Permissions is what a session consults before a tool runs. *Checker
+// implements it; it must be safe for concurrent use.
+type Permissions interface {
+	Check(spec ToolSpec, t Target) Verdict
+	AllowForSession(rule config.Rule)
+	DeniedTool(name string) bool
+}

@@ -1,0 +1,81 @@
+package agent
+
+import (
+	"encoding/json"
+
+	"agent/providers"
+)
+
+// EventKind names what an Event reports. Every front end (the terminal UI,
+// print mode, mcp serve, background sessions) consumes the same stream.
+type EventKind string
+
+// Event kinds.
+const (
+	EventQueued      EventKind = "queued"      // a turn waits behind the running one
+	EventTurnStart   EventKind = "turn_start"  // a turn began
+	EventText        EventKind = "text"        // Text: a piece of the answer
+	EventReasoning   EventKind = "reasoning"   // Text: a piece of the model's reasoning
+	EventToolStart   EventKind = "tool_start"  // Tool: a call is about to run
+	EventToolEnd     EventKind = "tool_end"    // Tool: a call finished (Tool.Result)
+	EventPermission  EventKind = "permission"  // Permission: a prompt is being asked
+	EventUsage       EventKind = "usage"       // Usage: token counts of the latest model call
+	EventComplete    EventKind = "complete"    // Result: the turn ended normally
+	EventInterrupted EventKind = "interrupted" // Result: the turn was aborted; the partial answer is kept
+	EventError       EventKind = "error"       // Result, Err: the turn failed (it can be retried)
+	EventCancelled   EventKind = "cancelled"   // a queued turn was withdrawn before it ran
+	EventBackground  EventKind = "background"  // Text: a background task reported (e.g. a handed-off MCP call)
+)
+
+// Event is one item of a session's event stream.
+type Event struct {
+	Kind       EventKind
+	Session    string
+	Turn       string
+	Text       string
+	Tool       *ToolEvent
+	Permission *PermissionRequest
+	Usage      *providers.Usage
+	Result     *TurnResult
+	Err        error
+}
+
+// ToolEvent describes one tool call.
+type ToolEvent struct {
+	CallID string
+	Name   string
+	Args   json.RawMessage
+	Result *Result // set on EventToolEnd
+	Denied bool    // the call did not run: denied by a rule, a mode or the user
+}
+
+// PermissionRequest is a prompt: which tool, with which arguments, what
+// rule an "allow" answer would record, and why it is asked.
+type PermissionRequest struct {
+	Tool    string
+	Args    json.RawMessage
+	Target  Target
+	Suggest string
+	Reason  string
+}
+
+// Status is how a turn ended.
+type Status string
+
+// Turn statuses.
+const (
+	StatusComplete    Status = "complete"
+	StatusInterrupted Status = "interrupted"
+	StatusError       Status = "error"
+	StatusCancelled   Status = "cancelled"
+)
+
+// TurnResult is the outcome of one turn.
+type TurnResult struct {
+	Turn       string
+	Status     Status
+	Text       string          // the answer (the text of the last model call)
+	StopReason string          // the model's finish reason, or why the turn stopped
+	Usage      providers.Usage // summed over the turn's model calls
+	Err        error           // for StatusError
+}

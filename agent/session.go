@@ -1,0 +1,675 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"agent/config"
+	"agent/providers"
+)
+
+// Limits of decisions.md §6 and defaults.
+const (
+	MaxQueue        = 32 // prompts waiting behind the running turn
+	DefaultMaxSteps = 50 // model calls in one turn
+)
+
+// Errors callers branch on.
+var (
+	ErrQueueFull  = errors.New("the prompt queue is full (32 prompts wait already)")
+	ErrClosed     = errors.New("the session is closed")
+	ErrAborted    = errors.New("aborted")
+	ErrStepLimit  = errors.New("the turn reached its step limit")
+	ErrNoProvider = errors.New("no provider")
+)
+
+// Prompter asks the user a permission question. A session without one is
+// headless: every call that needs an answer is denied with a message that
+// names the rule that would allow it (decisions.md §6). AskPermission
+// blocks until the user answers or ctx ends; it may be called from the
+// session's turn goroutine only, one question at a time.
+type Prompter interface {
+	AskPermission(ctx context.Context, req PermissionRequest) (Answer, error)
+}
+
+// SessionOptions configure a session. Provider is required.
+type SessionOptions struct {
+	ID           string // empty: a new id
+	Provider     providers.Provider
+	ProviderID   string // for transcripts and status
+	Model        string // passed verbatim; empty: the provider's default
+	SystemPrompt string
+	MaxTokens    int
+	MaxSteps     int // 0: DefaultMaxSteps
+	Tools        []Tool
+	Permissions  Permissions // nil: every call that is not inspection is denied
+	Prompter     Prompter    // nil: headless
+	Workspace    string
+	// PersistRule records an "allow for this project" answer; nil uses
+	// AllowProject on the workspace.
+	PersistRule func(config.Rule) error
+	Transcript  *Transcript         // nil: not recorded
+	History     []providers.Message // a resumed conversation
+	Logger      *slog.Logger        // nil: silent
+}
+
+// TurnRequest is one prompt for a session.
+type TurnRequest struct {
+	Prompt string
+	// From is empty for the user; "external:<grantId>" for an external
+	// event (seed-mcp-events.md §5.3 rule 5): such a turn gets no tools.
+	From        string
+	ClaimedName string // shown only as a claim, never trusted
+	NoTools     bool
+}
+
+// Turn is a submitted prompt. Wait blocks until it ends.
+type Turn struct {
+	ID   string
+	Req  TurnRequest
+	done chan struct{}
+	res  TurnResult
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// Wait returns the turn's result when it ends, or ctx's error.
+func (t *Turn) Wait(ctx context.Context) (TurnResult, error) {
+	select {
+	case <-t.done:
+		return t.res, nil
+	case <-ctx.Done():
+		return TurnResult{}, ctx.Err()
+	}
+}
+
+// Done is closed when the turn has ended.
+func (t *Turn) Done() <-chan struct{} { return t.done }
+
+// Session runs one turn at a time; prompts that arrive meanwhile queue
+// (at most 32). All methods are safe for concurrent use; observers are
+// called from the session's goroutine, in order, and must not block.
+type Session struct {
+	opts SessionOptions
+	id   string
+	log  *slog.Logger
+
+	mu        sync.Mutex
+	history   []providers.Message
+	queue     []*Turn
+	running   *Turn
+	observers map[int]func(Event)
+	nextObs   int
+	turnSeq   int
+	closed    bool
+	lastUsage providers.Usage
+	model     string
+	provider  providers.Provider
+	provID    string
+
+	wake chan struct{}
+	done chan struct{}
+	stop context.CancelFunc
+	ctx  context.Context
+}
+
+// NewID returns a new sortable session id.
+func NewID() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// NewSession starts a session's turn loop. Close ends it.
+func NewSession(opts SessionOptions) (*Session, error) {
+	if opts.Provider == nil {
+		return nil, ErrNoProvider
+	}
+	if opts.MaxSteps <= 0 {
+		opts.MaxSteps = DefaultMaxSteps
+	}
+	if opts.ID == "" {
+		opts.ID = NewID()
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	s := &Session{
+		opts: opts, id: opts.ID, log: log,
+		history:   append([]providers.Message(nil), opts.History...),
+		observers: map[int]func(Event){},
+		model:     opts.Model, provider: opts.Provider, provID: opts.ProviderID,
+		wake: make(chan struct{}, 1), done: make(chan struct{}),
+		ctx: ctx, stop: stop,
+	}
+	go s.loop()
+	return s, nil
+}
+
+// ID is the session id.
+func (s *Session) ID() string { return s.id }
+
+// Subscribe registers an observer of the event stream and returns the
+// function that removes it.
+func (s *Session) Subscribe(fn func(Event)) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.nextObs
+	s.nextObs++
+	s.observers[id] = fn
+	return func() {
+		s.mu.Lock()
+		delete(s.observers, id)
+		s.mu.Unlock()
+	}
+}
+
+func (s *Session) emit(ev Event) {
+	ev.Session = s.id
+	s.mu.Lock()
+	obs := make([]func(Event), 0, len(s.observers))
+	for i := 0; i < s.nextObs; i++ {
+		if fn, ok := s.observers[i]; ok {
+			obs = append(obs, fn)
+		}
+	}
+	s.mu.Unlock()
+	for _, fn := range obs {
+		fn(ev)
+	}
+}
+
+// SetModel switches provider and model for the following turns; nothing
+// else changes (seed-providers.md §2.1).
+func (s *Session) SetModel(id string, p providers.Provider, model string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.provID, s.provider, s.model = id, p, model
+}
+
+// Model returns the current provider id and model.
+func (s *Session) Model() (string, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.provID, s.model
+}
+
+// LastUsage is the usage of the latest model call (context use).
+func (s *Session) LastUsage() providers.Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastUsage
+}
+
+// History returns a copy of the conversation.
+func (s *Session) History() []providers.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]providers.Message(nil), s.history...)
+}
+
+// Submit queues a prompt. It fails with ErrQueueFull when 32 prompts wait
+// already, and ErrClosed after Close.
+func (s *Session) Submit(req TurnRequest) (*Turn, error) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if len(s.queue) >= MaxQueue {
+		s.mu.Unlock()
+		return nil, ErrQueueFull
+	}
+	s.turnSeq++
+	t := &Turn{ID: s.id + "/" + strconv.Itoa(s.turnSeq), Req: req, done: make(chan struct{})}
+	t.ctx, t.cancel = context.WithCancelCause(s.ctx)
+	s.queue = append(s.queue, t)
+	waiting := s.running != nil || len(s.queue) > 1
+	s.mu.Unlock()
+	if waiting {
+		s.emit(Event{Kind: EventQueued, Turn: t.ID, Text: req.Prompt})
+	}
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+	return t, nil
+}
+
+// Run submits a prompt and waits for its result.
+func (s *Session) Run(ctx context.Context, prompt string) (TurnResult, error) {
+	t, err := s.Submit(TurnRequest{Prompt: prompt})
+	if err != nil {
+		return TurnResult{}, err
+	}
+	res, err := t.Wait(ctx)
+	if err != nil {
+		t.cancel(ErrAborted)
+		<-t.done
+		return t.res, err
+	}
+	return res, nil
+}
+
+// Queued returns the prompts waiting, oldest first.
+func (s *Session) Queued() []*Turn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*Turn(nil), s.queue...)
+}
+
+// CancelQueued withdraws a waiting prompt. It reports whether it was
+// still waiting.
+func (s *Session) CancelQueued(id string) bool {
+	s.mu.Lock()
+	var t *Turn
+	for i, q := range s.queue {
+		if q.ID == id {
+			t = q
+			s.queue = append(s.queue[:i], s.queue[i+1:]...)
+			break
+		}
+	}
+	s.mu.Unlock()
+	if t == nil {
+		return false
+	}
+	t.res = TurnResult{Turn: t.ID, Status: StatusCancelled}
+	close(t.done)
+	s.emit(Event{Kind: EventCancelled, Turn: t.ID})
+	return true
+}
+
+// Abort ends the running turn, keeping its partial answer marked
+// interrupted. It reports whether a turn was running.
+func (s *Session) Abort() bool {
+	s.mu.Lock()
+	t := s.running
+	s.mu.Unlock()
+	if t == nil {
+		return false
+	}
+	t.cancel(ErrAborted)
+	return true
+}
+
+// Busy reports whether a turn runs.
+func (s *Session) Busy() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running != nil
+}
+
+// Close aborts the running turn, cancels the queued ones and ends the
+// loop. It is idempotent and returns when the loop has ended.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		<-s.done
+		return nil
+	}
+	s.closed = true
+	queued := s.queue
+	s.queue = nil
+	s.mu.Unlock()
+	for _, t := range queued {
+		t.res = TurnResult{Turn: t.ID, Status: StatusCancelled}
+		close(t.done)
+	}
+	s.stop()
+	<-s.done
+	if s.opts.Transcript != nil {
+		return s.opts.Transcript.Close()
+	}
+	return nil
+}
+
+func (s *Session) loop() {
+	defer close(s.done)
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return
+		}
+		if len(s.queue) == 0 {
+			s.mu.Unlock()
+			select {
+			case <-s.wake:
+				continue
+			case <-s.ctx.Done():
+				return
+			}
+		}
+		t := s.queue[0]
+		s.queue = s.queue[1:]
+		s.running = t
+		s.mu.Unlock()
+
+		t.res = s.runTurn(t)
+		t.cancel(nil)
+
+		s.mu.Lock()
+		s.running = nil
+		s.mu.Unlock()
+		close(t.done)
+	}
+}
+
+// request builds the model request from the conversation.
+func (s *Session) request(t *Turn, msgs []providers.Message) (providers.Provider, *providers.Request) {
+	s.mu.Lock()
+	p, model := s.provider, s.model
+	s.mu.Unlock()
+	req := &providers.Request{Model: model, MaxTokens: s.opts.MaxTokens}
+	if s.opts.SystemPrompt != "" {
+		req.Messages = append(req.Messages, providers.Message{Role: providers.RoleSystem, Content: []providers.Part{providers.Text{Text: s.opts.SystemPrompt}}})
+	}
+	req.Messages = append(req.Messages, msgs...)
+	if t.Req.NoTools {
+		// An event turn has no tools and cannot act (§5.3 rule 5).
+		req.ToolChoice = providers.ToolChoice{Mode: providers.ToolNone}
+		return p, req
+	}
+	for _, tool := range s.opts.Tools {
+		spec := tool.Spec()
+		if s.opts.Permissions != nil && s.opts.Permissions.DeniedTool(spec.Name) {
+			continue // a deny rule naming a tool removes it (decisions.md §6)
+		}
+		req.Tools = append(req.Tools, providers.Tool{Name: spec.Name, Description: spec.Description, Schema: spec.Schema})
+	}
+	return p, req
+}
+
+// userMessage is the conversation entry for a prompt. An external event's
+// text is framed so the model sees who sent it and that the name is only
+// a claim.
+func userMessage(req TurnRequest) providers.Message {
+	text := req.Prompt
+	if req.From != "" {
+		text = fmt.Sprintf("[message from %s", req.From)
+		if req.ClaimedName != "" {
+			text += fmt.Sprintf(", claimed name %q (unverified)", req.ClaimedName)
+		}
+		text += "]\n" + req.Prompt
+	}
+	return providers.Message{Role: providers.RoleUser, Content: []providers.Part{providers.Text{Text: text}}}
+}
+
+// runTurn runs one turn: model → tool calls → results → model, until the
+// model answers without tool calls, the step limit, an error or an abort.
+func (s *Session) runTurn(t *Turn) TurnResult {
+	ctx := t.ctx
+	res := TurnResult{Turn: t.ID}
+	s.emit(Event{Kind: EventTurnStart, Turn: t.ID, Text: t.Req.Prompt})
+
+	s.mu.Lock()
+	base := len(s.history)
+	s.mu.Unlock()
+	turnMsgs := []providers.Message{userMessage(t.Req)}
+	s.record(t, turnMsgs[0], t.Req)
+
+	finish := func(status Status, err error) TurnResult {
+		res.Status, res.Err = status, err
+		s.mu.Lock()
+		if status == StatusError {
+			// A failed turn leaves the conversation as it was, so that
+			// retrying it (the recovery screen) sends it again cleanly.
+			s.history = s.history[:base]
+		} else {
+			s.history = append(s.history[:base], turnMsgs...)
+		}
+		s.mu.Unlock()
+		s.recordEnd(t, res)
+		kind := map[Status]EventKind{StatusComplete: EventComplete, StatusInterrupted: EventInterrupted, StatusError: EventError}[status]
+		s.emit(Event{Kind: kind, Turn: t.ID, Result: &res, Err: err})
+		return res
+	}
+
+	for step := 0; ; step++ {
+		if step >= s.opts.MaxSteps {
+			res.StopReason = "step_limit"
+			return finish(StatusError, fmt.Errorf("%w (%d model calls)", ErrStepLimit, s.opts.MaxSteps))
+		}
+		s.mu.Lock()
+		msgs := append(append([]providers.Message(nil), s.history[:base]...), turnMsgs...)
+		s.mu.Unlock()
+		p, req := s.request(t, msgs)
+		col, err := s.stream(ctx, t, p, req)
+		u := col.Usage()
+		res.Usage.InputTokens += u.InputTokens
+		res.Usage.OutputTokens += u.OutputTokens
+		res.Usage.CacheReadTokens += u.CacheReadTokens
+		res.Usage.CacheWriteTokens += u.CacheWriteTokens
+		res.Usage.ReasoningTokens += u.ReasoningTokens
+		if err != nil {
+			if aborted(ctx) {
+				// Keep the partial answer, without tool calls that will
+				// never get results (decisions.md §1.6 thinking: abort
+				// keeps the partial reply, marked interrupted).
+				msg := withoutToolCalls(col.Message())
+				if len(msg.Content) > 0 {
+					turnMsgs = append(turnMsgs, msg)
+					s.record(t, msg, TurnRequest{})
+				}
+				res.Text = col.Text()
+				res.StopReason = "interrupted"
+				return finish(StatusInterrupted, nil)
+			}
+			res.Text = col.Text()
+			return finish(StatusError, err)
+		}
+		msg := sendable(col.Message())
+		turnMsgs = append(turnMsgs, msg)
+		s.record(t, msg, TurnRequest{})
+		reason, raw := col.Finish()
+		res.StopReason = string(reason)
+		if reason == providers.FinishOther && raw != "" {
+			res.StopReason = raw
+		}
+		calls := col.ToolCalls() // the original arguments, to report what was wrong
+		res.Text = col.Text()
+		if len(calls) == 0 {
+			return finish(StatusComplete, nil)
+		}
+		results := s.runTools(ctx, t, calls)
+		toolMsg := providers.Message{Role: providers.RoleTool}
+		for _, r := range results {
+			toolMsg.Content = append(toolMsg.Content, r)
+		}
+		turnMsgs = append(turnMsgs, toolMsg)
+		s.record(t, toolMsg, TurnRequest{})
+		if aborted(ctx) {
+			res.StopReason = "interrupted"
+			return finish(StatusInterrupted, nil)
+		}
+	}
+}
+
+func aborted(ctx context.Context) bool {
+	return ctx.Err() != nil
+}
+
+// sendable replaces tool-call arguments that are not a JSON object with
+// "{}" in the conversation: the call itself gets an error result, and the
+// malformed text must not make the next request invalid.
+func sendable(m providers.Message) providers.Message {
+	for i, p := range m.Content {
+		if c, ok := p.(providers.ToolCall); ok {
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(c.Arguments, &obj) != nil {
+				c.Arguments = json.RawMessage("{}")
+				m.Content[i] = c
+			}
+		}
+	}
+	return m
+}
+
+func withoutToolCalls(m providers.Message) providers.Message {
+	out := providers.Message{Role: m.Role}
+	for _, p := range m.Content {
+		if _, ok := p.(providers.ToolCall); !ok {
+			out.Content = append(out.Content, p)
+		}
+	}
+	return out
+}
+
+// stream makes one model call and forwards its deltas as events.
+func (s *Session) stream(ctx context.Context, t *Turn, p providers.Provider, req *providers.Request) (*providers.Collector, error) {
+	col := &providers.Collector{}
+	st, err := p.Chat(ctx, req)
+	if err != nil {
+		return col, err
+	}
+	defer st.Close()
+	for {
+		ev, err := st.Next()
+		if err == io.EOF {
+			return col, nil
+		}
+		if err != nil {
+			return col, err
+		}
+		col.Add(ev)
+		switch ev.Type {
+		case providers.EventTextDelta, providers.EventRefusalDelta:
+			s.emit(Event{Kind: EventText, Turn: t.ID, Text: ev.Text})
+		case providers.EventReasoningDelta:
+			if ev.Text != "" {
+				s.emit(Event{Kind: EventReasoning, Turn: t.ID, Text: ev.Text})
+			}
+		case providers.EventUsage:
+			u := ev.Usage
+			s.mu.Lock()
+			s.lastUsage = u
+			s.mu.Unlock()
+			s.emit(Event{Kind: EventUsage, Turn: t.ID, Usage: &u})
+		}
+	}
+}
+
+// runTools runs the calls of one answer in order and returns one result
+// per call. After an abort the remaining calls get an "interrupted" result
+// so that the conversation stays well-formed.
+func (s *Session) runTools(ctx context.Context, t *Turn, calls []providers.ToolCall) []providers.ToolResult {
+	out := make([]providers.ToolResult, 0, len(calls))
+	for _, c := range calls {
+		if aborted(ctx) {
+			out = append(out, providers.ToolResult{CallID: c.ID, IsError: true, Content: []providers.Part{providers.Text{Text: "The user interrupted the turn before this call ran."}}})
+			continue
+		}
+		r := s.runTool(ctx, t, c)
+		out = append(out, providers.ToolResult{CallID: c.ID, IsError: r.IsError, Content: []providers.Part{providers.Text{Text: r.Content}}})
+	}
+	return out
+}
+
+func (s *Session) findTool(name string) Tool {
+	for _, tool := range s.opts.Tools {
+		if tool.Spec().Name == name {
+			return tool
+		}
+	}
+	return nil
+}
+
+// runTool validates, checks and runs one call. Whatever the model sent, the
+// answer is a result for the model, never a crash.
+func (s *Session) runTool(ctx context.Context, t *Turn, c providers.ToolCall) Result {
+	ev := &ToolEvent{CallID: c.ID, Name: c.Name, Args: c.Arguments}
+	end := func(r Result, denied bool) Result {
+		ev.Result, ev.Denied = &r, denied
+		s.emit(Event{Kind: EventToolEnd, Turn: t.ID, Tool: ev})
+		return r
+	}
+	s.emit(Event{Kind: EventToolStart, Turn: t.ID, Tool: ev})
+	tool := s.findTool(c.Name)
+	if tool == nil || t.Req.NoTools || (s.opts.Permissions != nil && s.opts.Permissions.DeniedTool(c.Name)) {
+		return end(Result{IsError: true, Content: fmt.Sprintf("There is no tool named %q. Use one of the tools offered.", c.Name)}, false)
+	}
+	spec := tool.Spec()
+	if err := validateArgs(spec, c.Arguments); err != nil {
+		return end(Result{IsError: true, Content: fmt.Sprintf("Invalid arguments for %s: %v", spec.Name, err)}, false)
+	}
+	target, err := tool.Target(c.Arguments)
+	if err != nil {
+		return end(Result{IsError: true, Content: fmt.Sprintf("%s: %v", spec.Name, err)}, false)
+	}
+	v := Verdict{Decision: Deny, Reason: "no permission checker", Suggest: spec.Name}
+	if spec.Risk == RiskInspect {
+		v = Verdict{Decision: Allow}
+	}
+	if s.opts.Permissions != nil {
+		v = s.opts.Permissions.Check(spec, target)
+	}
+	if v.Decision == Ask {
+		v = s.ask(ctx, t, spec, c, target, v)
+	}
+	if v.Decision != Allow {
+		return end(Result{IsError: true, Content: DeniedMessage(spec.Name, v)}, true)
+	}
+	return end(tool.Run(ctx, c.Arguments), false)
+}
+
+// ask puts a permission question to the user, or denies where nobody can
+// answer (decisions.md §6).
+func (s *Session) ask(ctx context.Context, t *Turn, spec ToolSpec, c providers.ToolCall, target Target, v Verdict) Verdict {
+	if s.opts.Prompter == nil {
+		v.Decision = Deny
+		v.Reason = "nobody can answer a permission prompt here"
+		return v
+	}
+	req := PermissionRequest{Tool: spec.Name, Args: c.Arguments, Target: target, Suggest: v.Suggest, Reason: v.Reason}
+	s.emit(Event{Kind: EventPermission, Turn: t.ID, Permission: &req})
+	ans, err := s.opts.Prompter.AskPermission(ctx, req)
+	if err != nil {
+		v.Decision, v.Reason = Deny, "the permission prompt was not answered"
+		return v
+	}
+	switch ans {
+	case AllowOnce:
+		v.Decision = Allow
+	case AllowSession, AllowProject:
+		rule, err := config.ParseRule(v.Suggest)
+		if err != nil {
+			v.Decision = Allow // the answer stands for this call
+			break
+		}
+		if s.opts.Permissions != nil {
+			s.opts.Permissions.AllowForSession(rule)
+		}
+		if ans == AllowProject {
+			persist := s.opts.PersistRule
+			if persist == nil {
+				persist = func(r config.Rule) error { return persistProjectRule(s.opts.Workspace, r) }
+			}
+			if err := persist(rule); err != nil {
+				s.emit(Event{Kind: EventBackground, Turn: t.ID, Text: fmt.Sprintf("could not save the rule %s: %v (allowed for this session only)", rule, err)})
+			}
+		}
+		v.Decision = Allow
+	default:
+		v.Decision, v.Reason = Deny, "denied by the user"
+	}
+	return v
+}
+
+// validateArgs checks a call's arguments against the tool's schema.
+func validateArgs(spec ToolSpec, args json.RawMessage) error {
+	return validateSchema(spec.Name, spec.Schema, args)
+}

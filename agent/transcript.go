@@ -1,0 +1,371 @@
+package agent
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"agent/config"
+	"agent/internal/securefile"
+	"agent/providers"
+)
+
+// Transcripts are append-only JSON lines under ~/.agent/sessions/ (0700
+// directory, 0600 files), one file per session, so a session can be
+// resumed (issue: session runtime). Each line is one record:
+//
+//	{"type":"session", "version":1, "id", "created", "workspace", "provider", "model"}
+//	{"type":"message", "turn", "role", "parts":[...], "from", "claimedName"}
+//	{"type":"turn", "turn", "status", "stopReason", "error"}
+//
+// A message is written as soon as it is complete, so a crash loses at most
+// the message being streamed.
+
+// SessionsDir is ~/.agent/sessions.
+func SessionsDir(home string) string { return filepath.Join(config.UserDir(home), "sessions") }
+
+// maxTranscriptLine bounds one record when reading back.
+const maxTranscriptLine = 64 << 20
+
+// Header is a transcript's first record.
+type Header struct {
+	Type      string    `json:"type"`
+	Version   int       `json:"version"`
+	ID        string    `json:"id"`
+	Created   time.Time `json:"created"`
+	Workspace string    `json:"workspace"`
+	Provider  string    `json:"provider,omitempty"`
+	Model     string    `json:"model,omitempty"`
+}
+
+type partRecord struct {
+	Type      string          `json:"type"` // text, image, reasoning, tool_call, tool_result
+	Text      string          `json:"text,omitempty"`
+	MediaType string          `json:"mediaType,omitempty"`
+	Data      []byte          `json:"data,omitempty"`
+	URL       string          `json:"url,omitempty"`
+	Signature string          `json:"signature,omitempty"`
+	Redacted  string          `json:"redacted,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	CallID    string          `json:"callId,omitempty"`
+	IsError   bool            `json:"isError,omitempty"`
+	Content   []partRecord    `json:"content,omitempty"`
+}
+
+type record struct {
+	Type        string       `json:"type"`
+	Turn        string       `json:"turn,omitempty"`
+	Role        string       `json:"role,omitempty"`
+	Parts       []partRecord `json:"parts,omitempty"`
+	From        string       `json:"from,omitempty"`
+	ClaimedName string       `json:"claimedName,omitempty"`
+	Status      string       `json:"status,omitempty"`
+	StopReason  string       `json:"stopReason,omitempty"`
+	Error       string       `json:"error,omitempty"`
+}
+
+func encodeParts(ps []providers.Part) []partRecord {
+	out := make([]partRecord, 0, len(ps))
+	for _, p := range ps {
+		switch v := p.(type) {
+		case providers.Text:
+			out = append(out, partRecord{Type: "text", Text: v.Text})
+		case providers.Image:
+			out = append(out, partRecord{Type: "image", MediaType: v.MediaType, Data: v.Data, URL: v.URL})
+		case providers.Reasoning:
+			out = append(out, partRecord{Type: "reasoning", Text: v.Text, Signature: v.Signature, Redacted: v.Redacted})
+		case providers.ToolCall:
+			out = append(out, partRecord{Type: "tool_call", ID: v.ID, Name: v.Name, Arguments: v.Arguments})
+		case providers.ToolResult:
+			out = append(out, partRecord{Type: "tool_result", CallID: v.CallID, IsError: v.IsError, Content: encodeParts(v.Content)})
+		}
+	}
+	return out
+}
+
+func decodeParts(rs []partRecord) ([]providers.Part, error) {
+	out := make([]providers.Part, 0, len(rs))
+	for _, r := range rs {
+		switch r.Type {
+		case "text":
+			out = append(out, providers.Text{Text: r.Text})
+		case "image":
+			out = append(out, providers.Image{MediaType: r.MediaType, Data: r.Data, URL: r.URL})
+		case "reasoning":
+			out = append(out, providers.Reasoning{Text: r.Text, Signature: r.Signature, Redacted: r.Redacted})
+		case "tool_call":
+			out = append(out, providers.ToolCall{ID: r.ID, Name: r.Name, Arguments: r.Arguments})
+		case "tool_result":
+			c, err := decodeParts(r.Content)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, providers.ToolResult{CallID: r.CallID, IsError: r.IsError, Content: c})
+		default:
+			return nil, fmt.Errorf("unknown part type %q", r.Type)
+		}
+	}
+	return out, nil
+}
+
+// Transcript appends a session's records. Safe for concurrent use.
+type Transcript struct {
+	mu   sync.Mutex
+	f    *os.File
+	path string
+	err  error // the first write error; later writes are skipped
+}
+
+// TranscriptPath is the file of a session.
+func TranscriptPath(home, id string) string {
+	return filepath.Join(SessionsDir(home), id+".jsonl")
+}
+
+// CreateTranscript starts a new transcript; it never overwrites one.
+func CreateTranscript(home string, h Header) (*Transcript, error) {
+	if strings.ContainsAny(h.ID, "/\\\x00") || h.ID == "" || h.ID[0] == '.' {
+		return nil, fmt.Errorf("invalid session id %q", h.ID)
+	}
+	if err := securefile.EnsureDir(SessionsDir(home)); err != nil {
+		return nil, err
+	}
+	path := TranscriptPath(home, h.ID)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("creating transcript: %w", err)
+	}
+	t := &Transcript{f: f, path: path}
+	h.Type, h.Version = "session", 1
+	if h.Created.IsZero() {
+		h.Created = time.Now().UTC()
+	}
+	if err := t.write(h); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// Path is the transcript's file.
+func (t *Transcript) Path() string { return t.path }
+
+func (t *Transcript) write(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err != nil {
+		return t.err
+	}
+	if _, err := t.f.Write(append(b, '\n')); err != nil {
+		t.err = fmt.Errorf("writing transcript %s: %w", t.path, err)
+		return t.err
+	}
+	return nil
+}
+
+// Close syncs and closes the file; idempotent.
+func (t *Transcript) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.f == nil {
+		return nil
+	}
+	t.f.Sync()
+	err := t.f.Close()
+	t.f = nil
+	if t.err == nil {
+		t.err = os.ErrClosed
+	}
+	return err
+}
+
+func (s *Session) record(t *Turn, m providers.Message, req TurnRequest) {
+	if s.opts.Transcript == nil {
+		return
+	}
+	if err := s.opts.Transcript.write(record{Type: "message", Turn: t.ID, Role: string(m.Role), Parts: encodeParts(m.Content), From: req.From, ClaimedName: req.ClaimedName}); err != nil {
+		s.log.Warn("transcript", "err", err)
+	}
+}
+
+func (s *Session) recordEnd(t *Turn, res TurnResult) {
+	if s.opts.Transcript == nil {
+		return
+	}
+	r := record{Type: "turn", Turn: t.ID, Status: string(res.Status), StopReason: res.StopReason}
+	if res.Err != nil {
+		r.Error = res.Err.Error()
+	}
+	s.opts.Transcript.write(r)
+	s.opts.Transcript.mu.Lock()
+	if s.opts.Transcript.f != nil {
+		s.opts.Transcript.f.Sync()
+	}
+	s.opts.Transcript.mu.Unlock()
+}
+
+// Loaded is a transcript read back for resuming.
+type Loaded struct {
+	Header   Header
+	History  []providers.Message // the conversation, failed turns left out
+	Messages []LoadedMessage     // every message with its turn and sender, for display
+}
+
+// LoadedMessage is one message with where it came from.
+type LoadedMessage struct {
+	Turn        string
+	Message     providers.Message
+	From        string
+	ClaimedName string
+	Status      Status // the turn's status ("" if it never ended)
+}
+
+// LoadTranscript reads a session's transcript. Turns that ended in an
+// error are left out of History (they were rolled back); a turn that never
+// ended (a crash) is kept only if well-formed: its dangling tool calls are
+// dropped.
+func LoadTranscript(home, id string) (*Loaded, error) {
+	if strings.ContainsAny(id, "/\\\x00") || id == "" || id[0] == '.' {
+		return nil, fmt.Errorf("invalid session id %q", id)
+	}
+	path := TranscriptPath(home, id)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readTranscript(f, path)
+}
+
+func readTranscript(r io.Reader, path string) (*Loaded, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxTranscriptLine)
+	l := &Loaded{}
+	status := map[string]Status{}
+	line := 0
+	for sc.Scan() {
+		line++
+		if line == 1 {
+			if err := json.Unmarshal(sc.Bytes(), &l.Header); err != nil || l.Header.Type != "session" || l.Header.Version != 1 {
+				return nil, fmt.Errorf("%s: line 1: not a session transcript header", path)
+			}
+			continue
+		}
+		var rec record
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			// A torn last line (a crash mid-write) ends the transcript.
+			break
+		}
+		switch rec.Type {
+		case "message":
+			parts, err := decodeParts(rec.Parts)
+			if err != nil {
+				return nil, fmt.Errorf("%s: line %d: %w", path, line, err)
+			}
+			l.Messages = append(l.Messages, LoadedMessage{Turn: rec.Turn, Message: providers.Message{Role: providers.Role(rec.Role), Content: parts}, From: rec.From, ClaimedName: rec.ClaimedName})
+		case "turn":
+			status[rec.Turn] = Status(rec.Status)
+		}
+	}
+	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	for i := range l.Messages {
+		l.Messages[i].Status = status[l.Messages[i].Turn]
+	}
+	for _, m := range l.Messages {
+		if m.Status == StatusError {
+			continue
+		}
+		l.History = append(l.History, m.Message)
+	}
+	l.History = wellFormed(l.History)
+	return l, nil
+}
+
+// wellFormed drops tool calls that have no result (a crash between the
+// answer and its tool results) so the conversation can be sent again.
+func wellFormed(h []providers.Message) []providers.Message {
+	answered := map[string]bool{}
+	for _, m := range h {
+		for _, p := range m.Content {
+			if r, ok := p.(providers.ToolResult); ok {
+				answered[r.CallID] = true
+			}
+		}
+	}
+	out := h[:0:0]
+	for _, m := range h {
+		if m.Role == providers.RoleAssistant {
+			kept := providers.Message{Role: m.Role}
+			for _, p := range m.Content {
+				if c, ok := p.(providers.ToolCall); ok && !answered[c.ID] {
+					continue
+				}
+				kept.Content = append(kept.Content, p)
+			}
+			if len(kept.Content) == 0 {
+				continue
+			}
+			m = kept
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// SessionInfo summarises a stored transcript for a picker.
+type SessionInfo struct {
+	ID        string
+	Created   time.Time
+	Workspace string
+	Modified  time.Time
+}
+
+// ListTranscripts lists stored sessions, newest first.
+func ListTranscripts(home string) ([]SessionInfo, error) {
+	ents, err := os.ReadDir(SessionsDir(home))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []SessionInfo
+	for _, e := range ents {
+		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if !ok || e.IsDir() {
+			continue
+		}
+		f, err := os.Open(filepath.Join(SessionsDir(home), e.Name()))
+		if err != nil {
+			continue
+		}
+		var h Header
+		line, _ := bufio.NewReader(io.LimitReader(f, 64<<10)).ReadBytes('\n')
+		f.Close()
+		if json.Unmarshal(line, &h) != nil || h.Type != "session" {
+			continue
+		}
+		info := SessionInfo{ID: id, Created: h.Created, Workspace: h.Workspace}
+		if fi, err := e.Info(); err == nil {
+			info.Modified = fi.ModTime()
+		}
+		out = append(out, info)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Modified.After(out[j].Modified) })
+	return out, nil
+}

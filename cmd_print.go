@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"agent/agent"
+	"agent/config"
+	"agent/internal/netguard"
+	"agent/providers"
+)
+
+// sessionFlags are the session flags of cli.md.
+type sessionFlags struct {
+	provider, model, baseURL, mode, systemPrompt, outputFormat string
+	print                                                      bool
+	eventGrants, eventProxies                                  []string
+	eventPort                                                  string
+}
+
+func (sf *sessionFlags) register(f *flagSet) {
+	f.stringVar(&sf.provider, "provider", "ID", "messages, responses, genai, reasoning, regional or local")
+	f.stringVar(&sf.model, "model", "SLUG", "model slug, passed to the endpoint verbatim")
+	f.stringVar(&sf.baseURL, "base-url", "URL", "endpoint of the provider's API surface")
+	f.stringVar(&sf.mode, "permission-mode", "MODE", "default, plan, acceptEdits or bypassPermissions")
+	f.stringVar(&sf.systemPrompt, "system-prompt", "TEXT", "replaces the default system message")
+}
+
+// rootFlags parses "agent [flags] [PROMPT]".
+func rootFlags(args []string) (*sessionFlags, *flagSet, []string, error) {
+	sf := &sessionFlags{}
+	f := newFlagSet("")
+	f.boolVar(&sf.print, "print", "p", "print mode: run one turn, print the answer, exit")
+	sf.register(f)
+	f.stringVar(&sf.outputFormat, "output-format", "F", "print mode: text (default), json or stream-json")
+	f.stringsVar(&sf.eventGrants, "external-event-grant", "FILE", "interactive only: admit events for this grant (repeatable)")
+	f.stringVar(&sf.eventPort, "external-event-port", "PORT", "interactive only: the loopback port of the event endpoint")
+	f.stringsVar(&sf.eventProxies, "external-event-trusted-proxy", "IP", "interactive only: believe X-Forwarded-For from this proxy (repeatable)")
+	ops, err := f.parse(args)
+	return sf, f, ops, err
+}
+
+const defaultSystemPrompt = `You are agent, a coding assistant working in the user's terminal, in the workspace directory. Use the tools to read, search and change files and to run commands; keep answers short and exact.`
+
+// printMode runs `agent -p`: one turn, the answer on stdout (cli.md).
+func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []string) error {
+	if len(sf.eventGrants) > 0 || sf.eventPort != "" || len(sf.eventProxies) > 0 {
+		return usagef("", "the --external-event-* flags are accepted only by the interactive session and 'agent session start --background'")
+	}
+	switch sf.outputFormat {
+	case "", "text", "json", "stream-json":
+	default:
+		return usagef("", "--output-format must be text, json or stream-json, not %q", sf.outputFormat)
+	}
+	if sf.mode != "" && !config.ValidMode(sf.mode) {
+		return usagef("", "--permission-mode must be default, plan, acceptEdits or bypassPermissions, not %q", sf.mode)
+	}
+	if len(ops) > 1 {
+		return usagef("", "print mode takes one PROMPT (quote it), got %d arguments", len(ops))
+	}
+	prompt := ""
+	if len(ops) == 1 && ops[0] != "-" {
+		prompt = ops[0]
+	} else {
+		b, err := io.ReadAll(io.LimitReader(e.in, 16<<20))
+		if err != nil {
+			return fmt.Errorf("reading the prompt from stdin: %w", err)
+		}
+		prompt = strings.TrimRight(string(b), "\n")
+	}
+	if strings.TrimSpace(prompt) == "" {
+		return usagef("", "print mode needs a prompt (an argument, or on stdin)")
+	}
+
+	s, ws, trusted, err := e.loadSettings()
+	if err != nil {
+		return err
+	}
+	if !trusted {
+		// Headless starts need a trusted workspace (decisions.md §6).
+		return fmt.Errorf("the workspace %s is not trusted: run 'agent trust --yes' there first", ws)
+	}
+	for _, d := range s.Diagnostics {
+		fmt.Fprintln(e.err, "agent: "+sanitizeLine(d.String()))
+	}
+	choice, err := agent.ResolveModel(agent.ModelFlags{Provider: sf.provider, Model: sf.model, BaseURL: sf.baseURL}, s)
+	if err != nil {
+		return err
+	}
+	prov, err := agent.NewProvider(choice, agent.ProviderEnv{Lookup: os.LookupEnv})
+	if err != nil {
+		return err
+	}
+	mode := sf.mode
+	if mode == "" {
+		mode = s.Permissions.DefaultMode
+	}
+	if mode == "" {
+		mode = config.ModeDefault
+	}
+	system := defaultSystemPrompt
+	if f.isSet("system-prompt") {
+		system = sf.systemPrompt
+	}
+	id := agent.NewID()
+	tr, err := agent.CreateTranscript(e.home, agent.Header{ID: id, Workspace: ws, Provider: choice.ProviderID, Model: choice.Model})
+	if err != nil {
+		return err
+	}
+	sess, err := agent.NewSession(agent.SessionOptions{
+		ID: id, Provider: prov, ProviderID: choice.ProviderID, Model: choice.Model, SystemPrompt: system,
+		Tools:       agent.BuiltinTools(agent.BuiltinOptions{Workspace: ws, Policy: netguard.Policy{Allowed: s.AllowedNetworks}}),
+		Permissions: agent.NewChecker(agent.CheckerOptions{Mode: mode, Allow: s.Permissions.Allow, Deny: s.Permissions.Deny, Workspace: ws, Home: e.home}),
+		Workspace:   ws, Transcript: tr,
+	})
+	if err != nil {
+		tr.Close()
+		return err
+	}
+	defer sess.Close()
+
+	out := &lockedWriter{w: e.out}
+	if sf.outputFormat == "stream-json" {
+		sess.Subscribe(func(ev agent.Event) {
+			if line := streamJSON(ev); line != nil {
+				out.writeLine(line)
+			}
+		})
+	}
+	sess.Subscribe(func(ev agent.Event) {
+		// Notices go to stderr: tool chatter never reaches stdout in
+		// text and json formats (cli.md, print mode).
+		if ev.Kind == agent.EventToolEnd && ev.Tool.Result.IsError && sf.outputFormat != "stream-json" {
+			fmt.Fprintf(e.err, "agent: %s: %s\n", ev.Tool.Name, sanitizeLine(firstLine(ev.Tool.Result.Content)))
+		}
+	})
+	turn, err := sess.Submit(agent.TurnRequest{Prompt: prompt})
+	if err != nil {
+		return err
+	}
+	var res agent.TurnResult
+	select {
+	case <-turn.Done():
+		res, _ = turn.Wait(context.Background())
+	case <-ctx.Done():
+		sess.Abort()
+		res, _ = turn.Wait(context.Background())
+	}
+	switch sf.outputFormat {
+	case "json", "stream-json":
+		out.writeLine(finalJSON(id, res))
+	default:
+		if res.Status == agent.StatusComplete || res.Text != "" {
+			out.writeLine([]byte(res.Text))
+		}
+	}
+	switch res.Status {
+	case agent.StatusComplete:
+		return nil
+	case agent.StatusInterrupted:
+		return ctx.Err() // the signal: exit 130
+	}
+	if res.Err != nil {
+		return fmt.Errorf("the turn failed: %w", res.Err)
+	}
+	return errors.New("the turn failed")
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) writeLine(b []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.w.Write(append(b, '\n'))
+}
+
+type usageJSON struct {
+	InputTokens      int `json:"input_tokens"`
+	OutputTokens     int `json:"output_tokens"`
+	CacheReadTokens  int `json:"cache_read_input_tokens,omitempty"`
+	CacheWriteTokens int `json:"cache_creation_input_tokens,omitempty"`
+	ReasoningTokens  int `json:"reasoning_tokens,omitempty"`
+}
+
+func toUsage(u providers.Usage) usageJSON {
+	return usageJSON{u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens}
+}
+
+// finalJSON is the one object of the json format and the last line of
+// stream-json: the answer under "result", the session id, usage and stop
+// reason (cli.md).
+func finalJSON(id string, res agent.TurnResult) []byte {
+	v := struct {
+		Type       string    `json:"type"`
+		Subtype    string    `json:"subtype"`
+		IsError    bool      `json:"is_error"`
+		Result     string    `json:"result"`
+		SessionID  string    `json:"session_id"`
+		StopReason string    `json:"stop_reason"`
+		Usage      usageJSON `json:"usage"`
+		Error      string    `json:"error,omitempty"`
+	}{Type: "result", Subtype: string(res.Status), IsError: res.Status != agent.StatusComplete, Result: res.Text,
+		SessionID: id, StopReason: res.StopReason, Usage: toUsage(res.Usage)}
+	if res.Err != nil {
+		v.Error = res.Err.Error()
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// streamJSON renders one event as a line of the stream-json format; text
+// deltas go under "delta".
+func streamJSON(ev agent.Event) []byte {
+	var v map[string]any
+	switch ev.Kind {
+	case agent.EventText, agent.EventReasoning:
+		v = map[string]any{"type": string(ev.Kind), "delta": ev.Text}
+	case agent.EventToolStart:
+		var input any = ev.Tool.Args
+		if !json.Valid(ev.Tool.Args) {
+			input = string(ev.Tool.Args) // what the model sent, even when malformed
+		}
+		v = map[string]any{"type": "tool_start", "id": ev.Tool.CallID, "name": ev.Tool.Name, "input": input}
+	case agent.EventToolEnd:
+		v = map[string]any{"type": "tool_end", "id": ev.Tool.CallID, "name": ev.Tool.Name, "is_error": ev.Tool.Result.IsError, "denied": ev.Tool.Denied, "content": ev.Tool.Result.Content}
+	case agent.EventUsage:
+		v = map[string]any{"type": "usage", "usage": toUsage(*ev.Usage)}
+	case agent.EventTurnStart:
+		v = map[string]any{"type": "turn_start", "session_id": ev.Session, "time": time.Now().UTC().Format(time.RFC3339Nano)}
+	default:
+		return nil // the final object closes the stream
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"agent/internal/fakemodel"
+)
+
+// printSandbox is a trusted workspace whose default model is the fake
+// server, through the local provider.
+func printSandbox(t *testing.T, replies ...fakemodel.Reply) (*sandbox, *fakemodel.Server) {
+	t.Helper()
+	srv := fakemodel.New(replies...)
+	t.Cleanup(srv.Close)
+	s := newSandbox(t)
+	s.write("~/.agent/settings.json", `{"defaultModel": {"provider": "local", "model": "fake-model"},
+		"providers": {"local": {"baseURL": "`+srv.URL()+`"}}}`)
+	if r := s.run("", "trust", "--yes"); r.Code != 0 {
+		t.Fatalf("trust: %+v", r)
+	}
+	return s, srv
+}
+
+func TestE2EPrintText(t *testing.T) {
+	s, srv := printSandbox(t, fakemodel.Reply{Text: "The answer is 42.", InputTokens: 9, OutputTokens: 5})
+	r := s.run("", "-p", "what is the answer?")
+	if r.Code != 0 || r.Stdout != "The answer is 42.\n" {
+		t.Fatalf("%+v", r)
+	}
+	var req map[string]any
+	json.Unmarshal(srv.Requests()[0], &req)
+	if req["model"] != "fake-model" || !strings.Contains(string(srv.Requests()[0]), "what is the answer?") {
+		t.Fatalf("request %s", srv.Requests()[0])
+	}
+}
+
+func TestE2EPrintStdinAndFlags(t *testing.T) {
+	s, srv := printSandbox(t, fakemodel.Reply{Text: "from stdin"}, fakemodel.Reply{Text: "dash"})
+	if r := s.run("prompt on stdin\n", "--print", "--model", "other-model", "--system-prompt", "SYS"); r.Code != 0 || r.Stdout != "from stdin\n" {
+		t.Fatalf("%+v", r)
+	}
+	body := string(srv.Requests()[0])
+	if !strings.Contains(body, `"model":"other-model"`) || !strings.Contains(body, "prompt on stdin") || !strings.Contains(body, `"content":"SYS"`) {
+		t.Fatalf("request %s", body)
+	}
+	if r := s.run("dash prompt", "-p", "-"); r.Code != 0 || r.Stdout != "dash\n" {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestE2EPrintJSON(t *testing.T) {
+	s, _ := printSandbox(t, fakemodel.Reply{Text: "json answer", InputTokens: 3, OutputTokens: 2}, fakemodel.Reply{Text: "streamed answer"})
+	r := s.run("", "-p", "--output-format", "json", "q")
+	var obj map[string]any
+	if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &obj) != nil || strings.Count(r.Stdout, "\n") != 1 {
+		t.Fatalf("%+v", r)
+	}
+	if obj["result"] != "json answer" || obj["session_id"] == "" || obj["stop_reason"] != "stop" || obj["usage"].(map[string]any)["input_tokens"].(float64) != 3 {
+		t.Fatalf("%v", obj)
+	}
+	r = s.run("", "-p", "--output-format=stream-json", "q")
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	var deltas strings.Builder
+	for _, l := range lines {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(l), &ev); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		if ev["type"] == "text" {
+			deltas.WriteString(ev["delta"].(string))
+		}
+	}
+	var last map[string]any
+	json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+	if r.Code != 0 || deltas.String() != "streamed answer" || last["type"] != "result" || last["result"] != "streamed answer" {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestE2EPrintRefusals(t *testing.T) {
+	s := newSandbox(t)
+	// An untrusted workspace: exit 1 with the remedy.
+	r := s.run("", "-p", "hi", "--provider", "local")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "agent trust --yes") || r.Stdout != "" {
+		t.Fatalf("untrusted: %+v", r)
+	}
+	s.run("", "trust", "--yes")
+	// A missing key names the variable, before any request.
+	r = s.run("", "-p", "hi", "--provider", "reasoning")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "REASONING_API_KEY") {
+		t.Fatalf("missing key: %+v", r)
+	}
+	r = s.run("", "-p", "hi")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "--provider") {
+		t.Fatalf("no provider: %+v", r)
+	}
+	for _, args := range [][]string{
+		{"-p", "hi", "--external-event-port", "9000"},
+		{"-p", "hi", "--output-format", "xml"},
+		{"-p", "hi", "--permission-mode", "yolo"},
+		{"-p", "a", "b"},
+		{"-p", "--bogus", "x"},
+	} {
+		r := s.run("", args...)
+		if r.Code != 2 || len(strings.Split(strings.TrimSpace(r.Stderr), "\n")) != 1 {
+			t.Errorf("%v: %+v", args, r)
+		}
+	}
+	if r := s.run("", "-p"); r.Code != 2 {
+		t.Errorf("empty prompt: %+v", r)
+	}
+}
+
+func TestE2EPrintFailedTurn(t *testing.T) {
+	s, _ := printSandbox(t, fakemodel.Reply{Status: 401, Body: `{"error":{"message":"bad key","type":"authentication_error"}}`})
+	r := s.run("", "-p", "hi")
+	if r.Code != 1 || r.Stdout != "" || !strings.Contains(r.Stderr, "the turn failed") {
+		t.Fatalf("%+v", r)
+	}
+}
