@@ -13,7 +13,6 @@ import (
 
 	"agent/agent"
 	"agent/config"
-	"agent/internal/netguard"
 	"agent/providers"
 )
 
@@ -98,13 +97,6 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 	if err != nil {
 		return err
 	}
-	mode := sf.mode
-	if mode == "" {
-		mode = s.Permissions.DefaultMode
-	}
-	if mode == "" {
-		mode = config.ModeDefault
-	}
 	system := defaultSystemPrompt
 	if f.isSet("system-prompt") {
 		system = sf.systemPrompt
@@ -116,9 +108,9 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 	}
 	sess, err := agent.NewSession(agent.SessionOptions{
 		ID: id, Provider: prov, ProviderID: choice.ProviderID, Model: choice.Model, SystemPrompt: system,
-		Tools:       agent.BuiltinTools(agent.BuiltinOptions{Workspace: ws, Policy: netguard.Policy{Allowed: s.AllowedNetworks}}),
-		Permissions: agent.NewChecker(agent.CheckerOptions{Mode: mode, Allow: s.Permissions.Allow, Deny: s.Permissions.Deny, Workspace: ws, Home: e.home}),
-		Workspace:   ws, Transcript: tr,
+		// The built-in tools and the permission checker are not part of
+		// this build yet: print mode answers without tools.
+		Workspace: ws, Transcript: tr,
 	})
 	if err != nil {
 		tr.Close()

@@ -54,12 +54,15 @@ type SessionOptions struct {
 	Permissions  Permissions // nil: every call that is not inspection is denied
 	Prompter     Prompter    // nil: headless
 	Workspace    string
-	// PersistRule records an "allow for this project" answer; nil uses
-	// AllowProject on the workspace.
+	// PersistRule records an "allow for this project" answer; nil: such
+	// an answer allows for this session only, with a notice.
 	PersistRule func(config.Rule) error
-	Transcript  *Transcript         // nil: not recorded
-	History     []providers.Message // a resumed conversation
-	Logger      *slog.Logger        // nil: silent
+	// ValidateArgs checks a call's arguments against its tool's schema;
+	// nil: the arguments must be a JSON object.
+	ValidateArgs func(spec ToolSpec, args json.RawMessage) error
+	Transcript   *Transcript         // nil: not recorded
+	History      []providers.Message // a resumed conversation
+	Logger       *slog.Logger        // nil: silent
 }
 
 // TurnRequest is one prompt for a session.
@@ -603,7 +606,7 @@ func (s *Session) runTool(ctx context.Context, t *Turn, c providers.ToolCall) Re
 		return end(Result{IsError: true, Content: fmt.Sprintf("There is no tool named %q. Use one of the tools offered.", c.Name)}, false)
 	}
 	spec := tool.Spec()
-	if err := validateArgs(spec, c.Arguments); err != nil {
+	if err := s.validateArgs(spec, c.Arguments); err != nil {
 		return end(Result{IsError: true, Content: fmt.Sprintf("Invalid arguments for %s: %v", spec.Name, err)}, false)
 	}
 	target, err := tool.Target(c.Arguments)
@@ -656,7 +659,7 @@ func (s *Session) ask(ctx context.Context, t *Turn, spec ToolSpec, c providers.T
 		if ans == AllowProject {
 			persist := s.opts.PersistRule
 			if persist == nil {
-				persist = func(r config.Rule) error { return persistProjectRule(s.opts.Workspace, r) }
+				persist = func(config.Rule) error { return errors.New("no project settings writer configured") }
 			}
 			if err := persist(rule); err != nil {
 				s.emit(Event{Kind: EventBackground, Turn: t.ID, Text: fmt.Sprintf("could not save the rule %s: %v (allowed for this session only)", rule, err)})
@@ -669,7 +672,15 @@ func (s *Session) ask(ctx context.Context, t *Turn, spec ToolSpec, c providers.T
 	return v
 }
 
-// validateArgs checks a call's arguments against the tool's schema.
-func validateArgs(spec ToolSpec, args json.RawMessage) error {
-	return validateSchema(spec.Name, spec.Schema, args)
+// validateArgs checks a call's arguments: always a JSON object, and the
+// tool's schema when a validator is configured.
+func (s *Session) validateArgs(spec ToolSpec, args json.RawMessage) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
+		return errors.New("the arguments must be a JSON object")
+	}
+	if s.opts.ValidateArgs != nil {
+		return s.opts.ValidateArgs(spec, args)
+	}
+	return nil
 }
