@@ -359,7 +359,7 @@ func TestDecodeLargePaste(t *testing.T) {
 func TestDecodeGarbage(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	alphabet := []byte("\x1b[O]P;:0123456789~u?<>M\x07\\abcz\x00\x7f\xc3\xa9\xff")
-	input := make([]byte, 1<<20)
+	input := make([]byte, 1<<17)
 	for i := range input {
 		if r.IntN(4) == 0 {
 			input[i] = byte(r.IntN(256))
