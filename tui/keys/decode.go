@@ -124,9 +124,14 @@ func (d *Decoder) maxPaste() int {
 }
 
 // Pending reports whether the decoder holds input that a pause resolves:
-// a lone ESC, an incomplete sequence, or paste text not yet emitted.
+// a lone ESC, an incomplete sequence, or paste text not yet emitted. (In a
+// paste, a possible start of the end marker is held until more input
+// says what it is; a pause does not resolve it.)
 func (d *Decoder) Pending() bool {
-	return len(d.pend) > 0 || d.skip != skipNone || d.inPaste && len(d.paste) > 0
+	if d.inPaste {
+		return len(d.paste) > 0
+	}
+	return len(d.pend) > 0 || d.skip != skipNone
 }
 
 // Reset forgets all state, including a paste in progress.
@@ -915,16 +920,21 @@ func (d *Decoder) appendPaste(dst []Event, b []byte) []Event {
 			d.pasteUTF = append(d.pasteUTF, b[:k]...)
 			return dst
 		}
-		r, size := utf8.DecodeRune(tmp)
-		if used := size - len(d.pasteUTF); used > 0 {
-			dst = d.pasteChar(dst, r, tmp[:size], limit)
-			b = b[used:]
-		} else {
-			// The next byte did not continue the character.
-			dst = d.pasteRune(dst, utf8.RuneError, limit)
-		}
+		var held [utf8.UTFMax]byte
+		n := copy(held[:], d.pasteUTF)
 		d.pasteUTF = d.pasteUTF[:0]
 		d.pasteCR = false
+		r, size := utf8.DecodeRune(tmp)
+		if size > n {
+			dst = d.pasteChar(dst, r, tmp[:size], limit)
+			b = b[size-n:]
+		} else {
+			// The next byte did not continue the character: decode the
+			// held bytes as if they had arrived with b, one invalid byte
+			// at a time.
+			dst = d.pasteRune(dst, utf8.RuneError, limit)
+			dst = d.appendPaste(dst, held[1:n])
+		}
 	}
 	for len(b) > 0 {
 		// Runs of printable ASCII go in at once.

@@ -162,6 +162,8 @@ var decodeCases = []struct {
 	{"paste utf-8", []string{"\x1b[200~界😀é\x1b[201~"}, []string{`paste("界😀é")`}},
 	{"paste truncated character at end", []string{"\x1b[200~a\xe7\x95\x1b[201~"}, []string{"paste(\"a\ufffd\")"}},
 	{"paste broken character", []string{"\x1b[200~\xe7x\x1b[201~"}, []string{"paste(\"\ufffdx\")"}},
+	{"paste broken longer character", []string{"\x1b[200~0\xe7\x950\x1b[201~"}, []string{"paste(\"0\ufffd\ufffd0\")"}},
+	{"paste cut after an escape", []string{"\x1b[200~ab\x1b"}, []string{`paste+("ab")`}},
 	{"paste then keys", []string{"\x1b[200~x\x1b[201~y"}, []string{`paste("x")`, "y|y"}},
 	{"paste with marker look-alike", []string{"\x1b[200~\x1b[20x\x1b[2011~\x1b[201~"}, []string{`paste("[20x[2011~")`}},
 	{"paste end marker outside paste", []string{"\x1b[201~x"}, []string{"x|x"}},
@@ -252,11 +254,19 @@ func TestDecodePending(t *testing.T) {
 		{"a", false}, {"\x1b", true}, {"[", true}, {"A", false},
 		{"\xe7", true}, {"\x95\x8c", false},
 		{"\x1b[200~", false}, {"abc", true}, {"\x1b[201~", false},
+		{"\x1b[200~abc\x1b[2", true}, {"0", true},
 	} {
 		d.Feed(nil, []byte(step.in))
 		if d.Pending() != step.pending {
 			t.Errorf("after %q: Pending() = %v", step.in, !step.pending)
 		}
+	}
+	// After a pause the paste text is out; the held marker start waits.
+	if got := describeAll(d.Flush(nil)); !slices.Equal(got, []string{`paste+("abc")`}) || d.Pending() {
+		t.Errorf("flush in a paste: %q, pending %v", got, d.Pending())
+	}
+	if got := describeAll(d.Feed(nil, []byte("1~x"))); !slices.Equal(got, []string{`paste("")`, "x|x"}) {
+		t.Errorf("end of the paste: %q", got)
 	}
 }
 
@@ -349,7 +359,7 @@ func TestDecodeLargePaste(t *testing.T) {
 func TestDecodeGarbage(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	alphabet := []byte("\x1b[O]P;:0123456789~u?<>M\x07\\abcz\x00\x7f\xc3\xa9\xff")
-	input := make([]byte, 1<<20)
+	input := make([]byte, 1<<17)
 	for i := range input {
 		if r.IntN(4) == 0 {
 			input[i] = byte(r.IntN(256))

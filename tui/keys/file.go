@@ -204,7 +204,9 @@ func (v *validator) binding(c Context, idx int, val *strictjson.Value, path stri
 			v.errorf(val, path, "empty array (to unbind the action use null)")
 			return
 		}
-		var accepted []item
+		// Maps, not scans: a hostile file may hold a long array.
+		raw := make(map[string]int, len(val.Items))
+		accepted := make(map[Sequence]item, len(val.Items))
 		for i, it := range val.Items {
 			ipath := path.Index(i)
 			switch {
@@ -215,21 +217,20 @@ func (v *validator) binding(c Context, idx int, val *strictjson.Value, path stri
 				v.errorf(it, ipath, "empty key string")
 				continue
 			}
-			if j := slices.IndexFunc(val.Items[:i], func(o *strictjson.Value) bool {
-				return o.Kind == strictjson.String && o.Str == it.Str
-			}); j >= 0 {
+			if j, dup := raw[it.Str]; dup {
 				v.errorf(it, ipath, "duplicate item %q (also at %s)", it.Str, path.Index(j))
 				continue
 			}
+			raw[it.Str] = i
 			k, ok := v.key(c, idx, it, ipath)
 			if !ok {
 				continue
 			}
-			if j := slices.IndexFunc(accepted, func(o item) bool { return o.seq == k.seq }); j >= 0 {
-				v.errorf(it, ipath, "duplicate item: %q is the same key as %q at %s", it.Str, accepted[j].raw, accepted[j].path)
+			if prev, dup := accepted[k.seq]; dup {
+				v.errorf(it, ipath, "duplicate item: %q is the same key as %q at %s", it.Str, prev.raw, prev.path)
 				continue
 			}
-			accepted = append(accepted, k)
+			accepted[k.seq] = k
 			v.items[c] = append(v.items[c], k)
 		}
 	default:

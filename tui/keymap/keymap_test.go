@@ -1,0 +1,257 @@
+package keymap
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"agent/tui/keys"
+)
+
+func TestCreate(t *testing.T) {
+	home := t.TempDir()
+	path, created, err := Create(home)
+	if err != nil || !created || path != filepath.Join(home, ".agent", "keybindings.json") || path != Path(home) {
+		t.Fatalf("Create = %q, %v, %v", path, created, err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil || string(data) != `{"$schema": "urn:agent:keybindings:v1", "version": 1, "bindings": {}}` {
+		t.Fatalf("content %q, %v", data, err)
+	}
+	if km, problems := keys.ParseFile(data); km == nil || len(problems) != 0 {
+		t.Errorf("the created file is not a valid, quiet overrides file: %v", problems)
+	}
+	for p, want := range map[string]os.FileMode{path: 0o600, filepath.Dir(path): 0o700} {
+		if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v (%v)", p, fi.Mode().Perm(), want, err)
+		}
+	}
+
+	// Never overwrite.
+	mine := `{"version": 1, "bindings": {"thinking": {"abort": null}}}`
+	if err := os.WriteFile(path, []byte(mine), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	again, created, err := Create(home)
+	if err != nil || created || again != path {
+		t.Fatalf("second Create = %q, %v, %v", again, created, err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != mine {
+		t.Errorf("an existing file was overwritten: %q", data)
+	}
+}
+
+func TestCreateDoesNotFollowSymlinks(t *testing.T) {
+	home := t.TempDir()
+	target := filepath.Join(t.TempDir(), "elsewhere.json")
+	if err := os.MkdirAll(filepath.Join(home, ".agent"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, Path(home)); err != nil {
+		t.Fatal(err)
+	}
+	if _, created, err := Create(home); err != nil || created {
+		t.Fatalf("Create over a symlink: created %v, %v", created, err)
+	}
+	if _, err := os.Lstat(target); !os.IsNotExist(err) {
+		t.Errorf("the symlink's target was created: %v", err)
+	}
+	if _, _, err := Create(""); err == nil {
+		t.Error("Create without a home directory")
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keybindings.json")
+	if u := Load(path, nil); u.Keymap != keys.Defaults() || u.Notices != nil {
+		t.Errorf("missing file: %+v", u)
+	}
+
+	write(t, path, `{"version": 1, "bindings": {"list-picker": {"select": "ctrl+shift+k"}}}`)
+	valid := Load(path, nil)
+	if a, _ := valid.Keymap.Lookup(keys.ListPicker, stroke(t, "ctrl+shift+k")); a != keys.ActSelect {
+		t.Errorf("valid file not applied: %+v", valid)
+	}
+	if !slices.Equal(valid.Notices, []string{path + `: $.bindings.list-picker.select: warning: "ctrl+shift+k": many terminals cannot deliver ctrl+shift+k (ctrl+shift with a letter)`}) {
+		t.Errorf("warnings: %q", valid.Notices)
+	}
+
+	write(t, path, `{"version": 2, "bindings": {"chat-input": {"submit": ""}}}`)
+	invalid := Load(path, valid.Keymap)
+	if invalid.Keymap != valid.Keymap {
+		t.Error("an invalid file replaced the last valid bindings")
+	}
+	want := []string{
+		path + ": $.version: unsupported version 2: the only version is 1",
+		path + ": $.bindings.chat-input.submit: empty key string (to unbind the action use null)",
+	}
+	if !slices.Equal(invalid.Notices, want) {
+		t.Errorf("notices %q, want %q", invalid.Notices, want)
+	}
+
+	notFile := filepath.Join(dir, "adir")
+	if err := os.Mkdir(notFile, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	u := Load(notFile, valid.Keymap)
+	if u.Keymap != valid.Keymap || len(u.Notices) != 1 || u.Notices[0] != notFile+": cannot read: not a regular file" {
+		t.Errorf("unreadable: %+v", u)
+	}
+}
+
+func write(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func stroke(t *testing.T, s string) keys.Stroke {
+	t.Helper()
+	st, err := keys.ParseStroke(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestWatcher runs the watcher on a fake clock: each change must arrive
+// within 100 ms (decisions.md §1.1), and nothing may arrive twice.
+func TestWatcher(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "keybindings.json")
+		w, first := Watch(t.Context(), path, Options{})
+		if first.Keymap != keys.Defaults() || first.Notices != nil {
+			t.Fatalf("first update: %+v", first)
+		}
+		next := func(what string) Update {
+			t.Helper()
+			select {
+			case u := <-w.Updates():
+				return u
+			case <-time.After(100 * time.Millisecond):
+				t.Fatalf("%s: no update within 100 ms", what)
+			}
+			return Update{}
+		}
+		quiet := func(what string) {
+			t.Helper()
+			select {
+			case u := <-w.Updates():
+				t.Fatalf("%s: unexpected update %+v", what, u)
+			case <-time.After(3 * time.Second):
+			}
+		}
+		quiet("no file")
+
+		write(t, path, `{"version": 1, "bindings": {"list-picker": {"select": "ctrl+o"}}}`)
+		u := next("valid file")
+		if a, _ := u.Keymap.Lookup(keys.ListPicker, stroke(t, "ctrl+o")); a != keys.ActSelect || u.Notices != nil {
+			t.Fatalf("valid file: %+v", u)
+		}
+		good := u.Keymap
+		quiet("unchanged file")
+
+		write(t, path, `{"version": 1, "bindings": {"list-picker": {"select": "ctrl+c"}}}`)
+		u = next("invalid file")
+		if u.Keymap != good || len(u.Notices) != 1 || !strings.Contains(u.Notices[0], path+": $.bindings.list-picker.select: ") {
+			t.Fatalf("invalid file: %+v", u)
+		}
+		// The same content written again is not reported again.
+		write(t, path, `{"version": 1, "bindings": {"list-picker": {"select": "ctrl+c"}}}`)
+		quiet("invalid file rewritten")
+
+		write(t, path, `{"version": 1, "bindings": {"list-picker": {"selct": "x"}}}`)
+		if u = next("another invalid file"); u.Keymap != good || len(u.Notices) != 1 {
+			t.Fatalf("another invalid file: %+v", u)
+		}
+
+		// A rename over the file, as editors save.
+		tmp := path + ".tmp"
+		write(t, tmp, `{"version": 1, "bindings": {"list-picker": {"select": "ctrl+p"}}}`)
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+		u = next("renamed file")
+		if a, _ := u.Keymap.Lookup(keys.ListPicker, stroke(t, "ctrl+p")); a != keys.ActSelect {
+			t.Fatalf("renamed file: %+v", u)
+		}
+
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		if u = next("removed file"); u.Keymap != keys.Defaults() || u.Notices != nil {
+			t.Fatalf("removed file: %+v", u)
+		}
+		quiet("still no file")
+
+		if err := os.Mkdir(path, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if u = next("unreadable"); u.Keymap != keys.Defaults() || len(u.Notices) != 1 {
+			t.Fatalf("unreadable: %+v", u)
+		}
+		quiet("still unreadable")
+
+		w.Close()
+		w.Close() // idempotent
+		if _, open := <-w.Updates(); open {
+			t.Error("Updates still open after Close")
+		}
+	})
+}
+
+// TestWatcherStopsWithContext: cancelling the context ends the goroutine
+// even while an update waits for a receiver.
+func TestWatcherStopsWithContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "keybindings.json")
+		ctx, cancel := context.WithCancel(t.Context())
+		w, _ := Watch(ctx, path, Options{Interval: 10 * time.Millisecond})
+		write(t, path, `{"version": 1, "bindings": {}}`)
+		time.Sleep(50 * time.Millisecond) // the update is now waiting
+		cancel()
+		synctest.Wait()
+		for range w.Updates() { // drains at most the waiting update, then closed
+		}
+		w.Close()
+	})
+}
+
+// TestWatcherSkipsUnchangedStatus: an old file whose status has not changed
+// is not read again (the poll costs one stat).
+func TestWatcherSkipsUnchangedStatus(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keybindings.json")
+	write(t, path, `{"version": 1, "bindings": {"recovery": {"retry": "r"}}}`)
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	w := &Watcher{path: path, current: keys.Defaults()}
+	if _, changed := w.poll(time.Now(), true); !changed {
+		t.Fatal("first poll")
+	}
+	// Same size, same modification time: the new content goes unseen
+	// until the status changes.
+	write(t, path, `{"version": 1, "bindings": {"recovery": {"retry": "s"}}}`)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, changed := w.poll(time.Now(), false); changed {
+		t.Error("re-read a file whose status did not change")
+	}
+	now := time.Now()
+	if err := os.Chtimes(path, now, now); err != nil {
+		t.Fatal(err)
+	}
+	if u, changed := w.poll(now, false); !changed || u.Keymap == nil {
+		t.Error("missed a change of modification time")
+	}
+}
