@@ -9,7 +9,8 @@ import (
 // conversation fails with ErrInvalidRequest instead of an API error: known
 // roles carrying the parts they may carry (system: Text; user: Text and
 // Image; assistant: Text, Reasoning and ToolCall; tool: ToolResult with
-// Text and Image), well-formed JSON in tool arguments and schemas, tool
+// Text and Image), well-formed JSON schemas (tool arguments may be anything the model
+// produced, even cut-off JSON: the conversation must still go on), tool
 // names of 1 to 64 characters from [A-Za-z0-9_-] (decisions.md §2), unique
 // tool names, a named tool choice naming an offered tool, and known
 // efforts.
@@ -86,9 +87,6 @@ func validateMessage(m Message) error {
 			ok = m.Role == RoleAssistant
 			if p.ID == "" || p.Name == "" {
 				return fmt.Errorf("tool call without id or name")
-			}
-			if len(p.Arguments) > 0 && !json.Valid(p.Arguments) {
-				return fmt.Errorf("tool call %s: arguments are not JSON", p.ID)
 			}
 		case ToolResult:
 			ok = m.Role == RoleTool

@@ -113,16 +113,18 @@ func (d *Decoder) Decode(ev sse.Event, out []providers.Event) ([]providers.Event
 			return out, false, malformed("content_block_delta")
 		}
 		dl := e.Delta
-		switch dl.Type {
-		case "text_delta":
+		// Deltas count only for the block types this provider reports;
+		// server tool blocks and citations are skipped.
+		switch kind := d.blocks[e.Index]; {
+		case dl.Type == "text_delta" && kind == "text":
 			out = append(out, providers.Event{Type: providers.EventTextDelta, Index: e.Index, Text: dl.Text})
-		case "input_json_delta":
+		case dl.Type == "input_json_delta" && kind == "tool_use":
 			if dl.PartialJSON != "" {
 				out = append(out, providers.Event{Type: providers.EventToolCallDelta, Index: e.Index, Text: dl.PartialJSON})
 			}
-		case "thinking_delta":
+		case dl.Type == "thinking_delta" && kind == "thinking":
 			out = append(out, providers.Event{Type: providers.EventReasoningDelta, Index: e.Index, Text: dl.Thinking})
-		case "signature_delta":
+		case dl.Type == "signature_delta" && kind == "thinking":
 			out = append(out, providers.Event{Type: providers.EventReasoningDelta, Index: e.Index, Signature: dl.Signature})
 		}
 	case "content_block_stop":

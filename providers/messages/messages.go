@@ -253,12 +253,12 @@ func (p *Provider) Body(req *providers.Request) ([]byte, string, error) {
 	}
 	if req.Effort != "" {
 		// Models from 4.6 on take adaptive thinking steered by effort; older
-		// ones (and names without a version) the budget form, whose budget
-		// must stay under max_tokens.
+		// ones (and names without a version) the budget form, with at most half
+		// of max_tokens for thinking (the budget must stay under it).
 		if versioned && (major > 4 || major == 4 && minor >= 6) {
 			w.Thinking = &wireThinking{Type: "adaptive"}
 			w.OutputConfig = &wireOutputConfig{Effort: string(req.Effort)}
-		} else if budget := min(thinkingBudget[req.Effort], w.MaxTokens-1); budget >= 1024 {
+		} else if budget := min(thinkingBudget[req.Effort], w.MaxTokens/2); budget >= 1024 {
 			w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: budget}
 		}
 	}

@@ -1,0 +1,304 @@
+package messages
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"agent/providers"
+	pt "agent/providers/providertest"
+)
+
+func hello() *providers.Request {
+	return &providers.Request{Model: "model-4-5", Messages: []providers.Message{{Role: providers.RoleUser, Content: []providers.Part{providers.Text{Text: "hi"}}}}}
+}
+
+func newWith(t testing.TB, opts Options) *Provider {
+	t.Helper()
+	if opts.APIKey == "" && opts.Client == nil {
+		opts.APIKey = "test-key"
+	}
+	if opts.BaseURL == "" {
+		opts.BaseURL = "https://api.example.com"
+	}
+	p, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func run(t testing.TB, p providers.Provider, req *providers.Request) string {
+	t.Helper()
+	s, err := p.Chat(context.Background(), req)
+	if err != nil {
+		return pt.Format(nil, err)
+	}
+	defer s.Close()
+	evs, err := pt.Drain(s)
+	return pt.Format(evs, err)
+}
+
+// Every recorded stream decodes to its golden events, whole and split at
+// every byte, from memory and over HTTP.
+func TestFixtures(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.sse")
+	if len(files) == 0 {
+		t.Fatal("no fixtures")
+	}
+	tr := &http.Transport{}
+	client := &http.Client{Transport: tr}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var whole string
+			synctest.Test(t, func(t *testing.T) {
+				whole = run(t, newWith(t, Options{Executor: pt.NewReplay(pt.Stream(data))}), hello())
+				pt.Golden(t, strings.TrimSuffix(f, ".sse")+".events", []byte(whole))
+				for split := 1; split < len(data); split++ {
+					got := run(t, newWith(t, Options{Executor: pt.NewReplay(pt.Response{Body: data, Split: split})}), hello())
+					if got != whole {
+						t.Fatalf("split at %d:\n%s\nwant\n%s", split, got, whole)
+					}
+				}
+			})
+			if strings.Contains(whole, "error") && !strings.Contains(whole, "text") {
+				return // retried with real backoff over HTTP: covered above
+			}
+			step := 1
+			if testing.Short() {
+				step = 17
+			}
+			for split := 0; split < len(data); split += step {
+				srv := pt.Server(t, data, split)
+				got := run(t, newWith(t, Options{BaseURL: srv.URL, Client: client}), hello())
+				if got != whole {
+					t.Fatalf("over HTTP, split at %d:\n%s\nwant\n%s", split, got, whole)
+				}
+				srv.Close()
+			}
+		})
+	}
+	pt.NoLeak(t, tr)
+}
+
+func TestMissingKeyAndHeaders(t *testing.T) {
+	_, err := New(Options{BaseURL: "https://api.example.com"})
+	var mk *providers.MissingKeyError
+	if !errors.Is(err, providers.ErrMissingKey) || !errors.As(err, &mk) || mk.EnvVar != "MESSAGES_API_KEY" || !strings.Contains(err.Error(), "MESSAGES_API_KEY") {
+		t.Fatalf("missing key: %v", err)
+	}
+	if _, err := New(Options{APIKey: "k"}); err == nil {
+		t.Error("no base URL accepted")
+	}
+	p := newWith(t, Options{Client: &http.Client{}, BaseURL: "https://gw.example/root/"})
+	if p.URL() != "https://gw.example/root/v1/messages" {
+		t.Errorf("URL %s", p.URL())
+	}
+	data, _ := os.ReadFile("testdata/text.sse")
+	ex := pt.NewReplay(pt.Stream(data))
+	run(t, newWith(t, Options{APIKey: "sk-m", Executor: ex, Header: http.Header{"X-Extra": {"1"}}}), hello())
+	h := ex.Header(0)
+	if h.Get("X-Api-Key") != "sk-m" || h.Get("Anthropic-Version") != APIVersion || h.Get("X-Extra") != "1" || h.Get("Authorization") != "" {
+		t.Errorf("headers %v", h)
+	}
+	ex = pt.NewReplay(pt.Stream(data))
+	run(t, newWith(t, Options{Client: &http.Client{}, Executor: ex}), hello())
+	if ex.Header(0).Get("X-Api-Key") != "" {
+		t.Error("a key header without a key")
+	}
+}
+
+// A streamed answer with thinking and tool calls, collected and sent back,
+// carries its thinking blocks with their signatures, as the API requires
+// with tool use.
+func TestThinkingRoundTrip(t *testing.T) {
+	data, _ := os.ReadFile("testdata/thinking_tools.sse")
+	ex := pt.NewReplay(pt.Stream(data))
+	p := newWith(t, Options{Executor: ex})
+	req := hello()
+	req.Model = "model-4-6"
+	req.Effort = providers.EffortHigh
+	req.Tools = []providers.Tool{{Name: "Glob"}, {Name: "get_weather"}}
+	s, err := p.Chat(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c providers.Collector
+	evs, err := pt.Drain(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		c.Add(ev)
+	}
+	answer := c.Message()
+	if len(answer.Content) != 5 {
+		t.Fatalf("collected %#v", answer)
+	}
+	if r := answer.Content[0].(providers.Reasoning); r.Text != "I need the file list and the weather." || !strings.HasPrefix(r.Signature, "EqQB") {
+		t.Errorf("thinking %#v", r)
+	}
+	if u := c.Usage(); u.InputTokens != 450 || u.CacheWriteTokens != 50 || u.OutputTokens != 89 {
+		t.Errorf("usage %+v", u)
+	}
+	next := *req
+	next.Messages = append(append([]providers.Message{}, req.Messages...), answer,
+		providers.Message{Role: providers.RoleTool, Content: []providers.Part{
+			providers.ToolResult{CallID: "toolu_01A", Content: []providers.Part{providers.Text{Text: "a.go"}}},
+			providers.ToolResult{CallID: "toolu_01B", Content: []providers.Part{providers.Text{Text: "no network"}}, IsError: true},
+		}})
+	body, _, err := p.Body(&next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt.Golden(t, "testdata/request_thinking_round_trip.json", pt.IndentJSON(t, body))
+}
+
+// The request bodies, checked against golden files.
+func TestRequestBodies(t *testing.T) {
+	temp := 0.5
+	schema := json.RawMessage(`{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"],"additionalProperties":false}`)
+	tools := []providers.Tool{{Name: "Read", Description: "Read a file", Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}, {Name: "Bash"}}
+	conversation := []providers.Message{
+		{Role: providers.RoleSystem, Content: []providers.Part{providers.Text{Text: "Be brief."}}},
+		{Role: providers.RoleSystem, Content: []providers.Part{providers.Text{Text: "Answer in English."}}},
+		{Role: providers.RoleUser, Content: []providers.Part{providers.Text{Text: "Look"}, providers.Image{MediaType: "image/jpeg", Data: []byte{0xff, 0xd8, 0xff}}, providers.Image{URL: "https://example.com/a.png"}}},
+		{Role: providers.RoleAssistant, Content: []providers.Part{
+			providers.Reasoning{Text: "from another provider, unsigned"},
+			providers.Text{Text: ""},
+			providers.ToolCall{ID: "toolu_1", Name: "Read", Arguments: json.RawMessage(`{"path":"a.go"}`)},
+			providers.ToolCall{ID: "toolu_2", Name: "Bash", Arguments: json.RawMessage(`not json`)},
+		}},
+		{Role: providers.RoleTool, Content: []providers.Part{providers.ToolResult{CallID: "toolu_1", Content: []providers.Part{providers.Text{Text: "package a"}, providers.Image{MediaType: "image/png", Data: []byte("png")}}}}},
+		{Role: providers.RoleTool, Content: []providers.Part{providers.ToolResult{CallID: "toolu_2", IsError: true}}},
+		{Role: providers.RoleUser, Content: []providers.Part{providers.Text{Text: "And now?"}}},
+	}
+	cases := []struct {
+		name string
+		req  providers.Request
+	}{
+		{"plain_defaults", providers.Request{Model: "model-3-5-family", Messages: conversation[2:3]}},
+		{"tools_auto_temperature", providers.Request{Model: "family-4-5", Messages: conversation, Tools: tools, Temperature: &temp, MaxTokens: 1000}},
+		{"tool_any_budget_thinking", providers.Request{Model: "family-4-5-20250929", Messages: conversation, Tools: tools, ToolChoice: providers.ToolChoice{Mode: providers.ToolRequired}, Effort: providers.EffortMedium}},
+		{"tool_named_adaptive_schema", providers.Request{Model: "family-4-6", Messages: conversation, Tools: tools, ToolChoice: providers.ToolChoice{Mode: providers.ToolNamed, Name: "Read"}, Effort: providers.EffortLow,
+			ResponseFormat: providers.ResponseFormat{Type: providers.FormatJSONSchema, Schema: schema}}},
+		{"tool_none_small_budget", providers.Request{Model: "gateway/family", Messages: conversation[:3], Tools: tools, ToolChoice: providers.ToolChoice{Mode: providers.ToolNone}, Effort: providers.EffortMax, MaxTokens: 4000}},
+	}
+	data, _ := os.ReadFile("testdata/text.sse")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ex := pt.NewReplay(pt.Stream(data))
+			if got := run(t, newWith(t, Options{Executor: ex}), &c.req); strings.Contains(got, "error") {
+				t.Fatal(got)
+			}
+			pt.Golden(t, "testdata/request_"+c.name+".json", pt.IndentJSON(t, ex.Body(0)))
+		})
+	}
+	ex := pt.NewReplay(pt.Stream(data))
+	p := newWith(t, Options{Executor: ex})
+	for _, req := range []*providers.Request{
+		{Model: "m", Messages: hello().Messages, ResponseFormat: providers.ResponseFormat{Type: providers.FormatJSONObject}},
+		{Messages: hello().Messages},
+		{Model: "m", Messages: conversation[:2]},
+	} {
+		if _, err := p.Chat(context.Background(), req); !errors.Is(err, providers.ErrInvalidRequest) {
+			t.Errorf("%+v: %v", req, err)
+		}
+	}
+	if ex.Requests() != 0 {
+		t.Errorf("%d requests sent for invalid arguments", ex.Requests())
+	}
+}
+
+// The overloaded status (529) and the in-stream overloaded error are
+// transient: retried while nothing has reached the caller.
+func TestOverloadedAndErrors(t *testing.T) {
+	ok, _ := os.ReadFile("testdata/text.sse")
+	over, _ := os.ReadFile("testdata/overloaded.sse")
+	synctest.Test(t, func(t *testing.T) {
+		want := run(t, newWith(t, Options{Executor: pt.NewReplay(pt.Stream(ok))}), hello())
+		overloaded := `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_1"}`
+		cases := []struct {
+			name     string
+			script   []pt.Response
+			kind     error
+			code     string
+			requests int
+		}{
+			{"529 then success", []pt.Response{pt.Status(529, overloaded), pt.Stream(ok)}, nil, "", 2},
+			{"in-stream overloaded then success", []pt.Response{pt.Stream(over), pt.Stream(ok)}, nil, "", 2},
+			{"529 three times", []pt.Response{pt.Status(529, overloaded, "Request-Id", "req_1")}, providers.ErrUpstream, "overloaded_error", 3},
+			{"in-stream overloaded three times", []pt.Response{pt.Stream(over)}, providers.ErrUpstream, "overloaded_error", 3},
+			{"429", []pt.Response{pt.Status(429, `{"type":"error","error":{"type":"rate_limit_error","message":"slow"}}`, "Retry-After", "1"), pt.Stream(ok)}, nil, "", 2},
+			{"prompt too long", []pt.Response{pt.Status(400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`)}, providers.ErrContextTooLong, "invalid_request_error", 1},
+			{"401", []pt.Response{pt.Status(401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`)}, providers.ErrAuthentication, "authentication_error", 1},
+			{"413", []pt.Response{pt.Status(413, `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`)}, providers.ErrContextTooLong, "request_too_large", 1},
+		}
+		for _, c := range cases {
+			ex := pt.NewReplay(c.script...)
+			s, err := newWith(t, Options{Executor: ex}).Chat(context.Background(), hello())
+			var evs []providers.Event
+			if err == nil {
+				evs, err = pt.Drain(s)
+			}
+			if c.kind == nil {
+				if got := pt.Format(evs, err); got != want {
+					t.Errorf("%s:\n%s", c.name, got)
+				}
+			} else {
+				var pe *providers.Error
+				if !errors.As(err, &pe) || !errors.Is(err, c.kind) || pe.Code != c.code || pe.Provider != "messages" {
+					t.Errorf("%s: %v", c.name, err)
+				}
+			}
+			if ex.Requests() != c.requests {
+				t.Errorf("%s: %d requests, want %d", c.name, ex.Requests(), c.requests)
+			}
+		}
+		// An error after text has streamed is reported, never retried.
+		after, _ := os.ReadFile("testdata/error_after_text.sse")
+		ex := pt.NewReplay(pt.Stream(after), pt.Stream(ok))
+		if got := run(t, newWith(t, Options{Executor: ex}), hello()); ex.Requests() != 1 || !strings.Contains(got, "text 0 \"Partial\"\nerror messages: upstream error (api_error)") {
+			t.Errorf("error after text, %d requests:\n%s", ex.Requests(), got)
+		}
+	})
+}
+
+func TestModelVersion(t *testing.T) {
+	for _, c := range []struct {
+		in           string
+		major, minor int
+		ok           bool
+	}{
+		{"family-4-6", 4, 6, true},
+		{"family-opus-4-5-20251101", 4, 5, true},
+		{"family-3-7-sonnet-20250219", 3, 7, true},
+		{"family-sonnet-4-20250514", 4, 0, true},
+		{"family-5", 5, 0, true},
+		{"gateway/family-4.6", 4, 6, true},
+		{"family", 0, 0, false},
+		{"family-20250101", 0, 0, false},
+	} {
+		major, minor, ok := modelVersion(c.in)
+		if major != c.major || minor != c.minor || ok != c.ok {
+			t.Errorf("%s: %d %d %v", c.in, major, minor, ok)
+		}
+	}
+}
+
+func TestCapabilities(t *testing.T) {
+	c := newWith(t, Options{}).Capabilities("")
+	if !c.Tools || !c.Images || !c.Reasoning || c.JSONObject || !c.JSONSchema {
+		t.Errorf("%+v", c)
+	}
+}
