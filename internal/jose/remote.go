@@ -88,7 +88,7 @@ func NewRemoteKeys(issuer string, opts RemoteOptions) (*RemoteKeys, error) {
 	if u.Scheme != "https" || u.Host == "" || u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(issuer, "#") {
 		return nil, errors.New("jose: issuer must be an https URL without user info, query or fragment")
 	}
-	// RFC 8414 §3.1: the well-known segment goes between the host and the
+	// RFC 8414 §3: the well-known segment goes between the host and the
 	// issuer's path, with any terminating "/" removed. OpenID Connect
 	// Discovery §4 appends its segment to the issuer instead.
 	path := strings.TrimSuffix(u.EscapedPath(), "/")

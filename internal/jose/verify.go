@@ -290,7 +290,12 @@ func parseClaims(payload []byte) (*Claims, error) {
 				return nil, refuse(Malformed, "scope is not a string")
 			}
 			// RFC 6749 §3.3: scope tokens separated by spaces.
-			for s := range strings.SplitSeq(v.Str, " ") {
+			if c.Scopes == nil {
+				c.Scopes = make([]string, 0, strings.Count(v.Str, " ")+1)
+			}
+			for rest := v.Str; rest != ""; {
+				var s string
+				s, rest, _ = strings.Cut(rest, " ")
 				if s != "" {
 					c.Scopes = append(c.Scopes, s)
 				}

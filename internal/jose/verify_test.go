@@ -13,6 +13,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -419,5 +420,26 @@ func TestVerifyHeaderCache(t *testing.T) {
 	wg.Wait()
 	if got := len(v.headers.m); got > headerCacheEntries {
 		t.Errorf("header cache holds %d entries, bound %d", got, headerCacheEntries)
+	}
+}
+
+// TestVerifierDiscoversByDefault: with no KeySource the Verifier discovers
+// keys from its issuer; an issuer that cannot be reached is KeysUnavailable.
+func TestVerifierDiscoversByDefault(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now: connections are refused
+	opts := testOptions(nil)
+	opts.Issuer = "https://" + addr
+	v := newVerifier(t, opts)
+	if _, ok := v.keys.(*RemoteKeys); !ok {
+		t.Fatalf("default key source is %T", v.keys)
+	}
+	tok := esSigner("es").sign(nil, goodClaims(map[string]any{"iss": opts.Issuer}))
+	if _, err := v.Verify(context.Background(), tok); !errors.Is(err, KeysUnavailable) {
+		t.Fatalf("unreachable issuer: %v", err)
 	}
 }
