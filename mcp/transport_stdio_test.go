@@ -77,8 +77,8 @@ func TestHelperProcess(t *testing.T) {
 func helper(t *testing.T, mode string, extraEnv ...string) StdioOptions {
 	t.Helper()
 	return StdioOptions{
-		Command:      os.Args[0],
-		Args:         []string{"-test.run=^TestHelperProcess$"},
+		Command: os.Args[0],
+		Args:    []string{"-test.run=^TestHelperProcess$"},
 		// The race detector's exit pause (1 s by default) would look like a
 		// server that does not stop when its stdin closes.
 		Env:          append([]string{"MCP_TEST_HELPER=" + mode, "GORACE=atexit_sleep_ms=0"}, extraEnv...),
