@@ -41,7 +41,7 @@ type fakeConfig struct {
 	dropPrimed  bool          // tools/call: send the priming event, close, answer on resume
 	retry       time.Duration // retry field of priming events
 	noSessions  bool          // legacy HTTP without Mcp-Session-Id
-	noGet       bool          // answer GET with 405
+	noGet       bool          // answer GET without Last-Event-ID with 405
 	noResumeIDs bool          // dropPrimed without an event id (cannot resume)
 	// initVersion overrides the version initialize answers with.
 	initVersion string
@@ -533,6 +533,7 @@ func (s *fakeServer) answer(w http.ResponseWriter, r *http.Request, m *jsonrpc.M
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	fl := w.(http.Flusher)
+	fl.Flush()
 	var mu sync.Mutex
 	n := 0
 	send := func(msg *jsonrpc.Message) {
@@ -595,7 +596,7 @@ func (s *fakeServer) get(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.gets = append(s.gets, last)
 	s.mu.Unlock()
-	if s.cfg.noGet {
+	if s.cfg.noGet && last == "" {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}

@@ -221,7 +221,7 @@ func (c *Conn) CallMessage(ctx context.Context, m *Message) (json.RawMessage, er
 	c.mu.Unlock()
 
 	if err := c.s.Write(ctx, m); err != nil {
-		c.forget(m.ID)
+		stillPending := c.forget(m.ID)
 		// A result may have raced the failure (a transport that delivers
 		// the response while writing); prefer it.
 		select {
@@ -231,6 +231,14 @@ func (c *Conn) CallMessage(ctx context.Context, m *Message) (json.RawMessage, er
 		}
 		if cerr := c.Err(); cerr != nil {
 			return nil, cerr
+		}
+		if ctx.Err() != nil {
+			// The request may have reached the peer before ctx ended (an
+			// HTTP request whose answer had not started): tell it too.
+			if stillPending && c.opts.OnCancel != nil {
+				c.opts.OnCancel(m.ID, m.Method)
+			}
+			return nil, context.Cause(ctx)
 		}
 		return nil, err
 	}
