@@ -205,7 +205,7 @@ func parseServer(name string, f File, p strictjson.Path, v *strictjson.Value, lo
 					bad(ep, "expected a string value, found %s", e.Value.Kind)
 					continue
 				}
-				if m.Key == "headers" && !validHeaderName(e.Key) {
+				if m.Key == "headers" && !ValidHeaderName(e.Key) {
 					bad(ep, "not a valid header name")
 					continue
 				}
@@ -289,7 +289,9 @@ func checkServerURL(raw, typ string) string {
 	return ""
 }
 
-func validHeaderName(n string) bool {
+// ValidHeaderName reports whether n is an HTTP header name (RFC 9110 §5.6.2
+// token characters).
+func ValidHeaderName(n string) bool {
 	if n == "" {
 		return false
 	}

@@ -108,7 +108,7 @@ func parseHelperOutput(server string, data []byte) (http.Header, error) {
 		if m.Value.Kind != strictjson.String {
 			return nil, fmt.Errorf("header helper of server %s: header %q: expected a string value, found %s", server, m.Key, m.Value.Kind)
 		}
-		if !validToken(m.Key) {
+		if !config.ValidHeaderName(m.Key) {
 			return nil, fmt.Errorf("header helper of server %s: %q is not a valid header name", server, m.Key)
 		}
 		if strings.ContainsAny(m.Value.Str, "\r\n\x00") {
@@ -117,19 +117,6 @@ func parseHelperOutput(server string, data []byte) (http.Header, error) {
 		hdr.Set(m.Key, m.Value.Str)
 	}
 	return hdr, nil
-}
-
-func validToken(n string) bool {
-	if n == "" {
-		return false
-	}
-	for i := 0; i < len(n); i++ {
-		c := n[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
 }
 
 // scrubCredentials drops credential-shaped variables (decisions.md §2).
