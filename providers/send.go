@@ -79,9 +79,11 @@ type Sender struct {
 	Logger *slog.Logger
 	// PayloadLogger receives a summary of each request; nil means none.
 	PayloadLogger PayloadLogger
-	// Timeout is both the deadline for the response's first byte and the
-	// longest silence allowed between server-sent events; zero means
-	// DefaultTimeout. A healthy stream is never cut, however long.
+	// Timeout is both the deadline for the response (from sending to its
+	// headers) and the idle watchdog: the longest wait for the next
+	// server-sent event (comment lines such as keep-alives do not count,
+	// an API's ping events do); zero means DefaultTimeout. There is no
+	// overall deadline: a healthy stream is never cut, however long.
 	Timeout time.Duration
 	// MaxLine bounds one SSE line; zero means sse.DefaultMaxLine (16 MiB).
 	MaxLine int

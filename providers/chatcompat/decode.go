@@ -1,10 +1,11 @@
 package chatcompat
 
 import (
-	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 
+	"agent/internal/jsonscan"
 	"agent/internal/sse"
 	"agent/providers"
 )
@@ -14,13 +15,14 @@ import (
 // never asks for more), keeps tool calls apart by their index, holds the
 // finish reason back until the end so that Finish comes last (after the
 // usage tail), and reports {"error": ...} chunks as errors. It does no
-// I/O and is not safe for concurrent use.
+// I/O and is not safe for concurrent use. Chunks are read with a pull
+// scanner rather than encoding/json: this is the hot path of every stream.
 type Decoder struct {
+	sc     jsonscan.Scanner
 	c      chunk
 	calls  []openCall
 	finish string
 	ended  bool // a finish reason arrived
-	hasUse bool
 }
 
 type openCall struct {
@@ -34,51 +36,42 @@ type openCall struct {
 func NewDecoder() *Decoder { return &Decoder{} }
 
 type chunk struct {
-	Choices []choice  `json:"choices"`
-	Usage   *usage    `json:"usage"`
-	Error   *apiError `json:"error"`
+	choices  []choice
+	usage    usage
+	hasUsage bool
+	err      *apiError
 }
 
 type choice struct {
-	Index        int     `json:"index"`
-	Delta        delta   `json:"delta"`
-	FinishReason *string `json:"finish_reason"`
-}
-
-type delta struct {
-	Content          *string         `json:"content"`
-	ReasoningContent *string         `json:"reasoning_content"`
-	Reasoning        *string         `json:"reasoning"` // the name several local servers use
-	Refusal          *string         `json:"refusal"`
-	ToolCalls        []toolCallDelta `json:"tool_calls"`
+	index     int
+	content   string
+	reasoning string
+	refusal   string
+	toolCalls []toolCallDelta
+	finish    string
 }
 
 type toolCallDelta struct {
-	Index    *int   `json:"index"`
-	ID       string `json:"id"`
-	Function struct {
-		Name      string  `json:"name"`
-		Arguments *string `json:"arguments"`
-	} `json:"function"`
+	index    int
+	hasIndex bool
+	id       string
+	name     string
+	args     string
 }
 
 type usage struct {
-	PromptTokens        int `json:"prompt_tokens"`
-	CompletionTokens    int `json:"completion_tokens"`
-	PromptCacheHit      int `json:"prompt_cache_hit_tokens"` // the reasoning API's cache count
-	PromptTokensDetails *struct {
-		CachedTokens int `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionTokensDetails *struct {
-		ReasoningTokens int `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
+	promptTokens     int
+	completionTokens int
+	cacheHit         int // the reasoning API's cache count
+	cachedTokens     int
+	reasoningTokens  int
 }
 
 type apiError struct {
-	Message string          `json:"message"`
-	Type    string          `json:"type"`
-	Code    json.RawMessage `json:"code"`
-	Status  int             `json:"status"`
+	message string
+	typ     string
+	code    string
+	status  int
 }
 
 // Decode implements providers.Decoder.
@@ -88,22 +81,20 @@ func (d *Decoder) Decode(ev sse.Event, out []providers.Event) ([]providers.Event
 		return d.end(out), true, nil
 	}
 	if ev.Type == "error" {
-		return out, false, streamError([]byte(data))
+		return out, false, streamError(data)
 	}
 	if ev.Type != "" && ev.Type != "message" && ev.Type != "chunk" {
 		return out, false, nil // an event type this API does not define: skip it
 	}
-	clear(d.c.Choices[:cap(d.c.Choices)])
-	d.c = chunk{Choices: d.c.Choices[:0]}
-	if err := json.Unmarshal([]byte(data), &d.c); err != nil {
+	if err := d.parse(data); err != nil {
 		return out, false, &providers.Error{Kind: providers.ErrUpstream, Message: "malformed stream chunk", Err: err}
 	}
-	if d.c.Error != nil {
-		return out, false, d.c.Error.toError()
+	if d.c.err != nil {
+		return out, false, d.c.err.toError()
 	}
-	for i := range d.c.Choices {
-		ch := &d.c.Choices[i]
-		if ch.Index != 0 {
+	for i := range d.c.choices {
+		ch := &d.c.choices[i]
+		if ch.index != 0 {
 			continue
 		}
 		var err error
@@ -111,64 +102,273 @@ func (d *Decoder) Decode(ev sse.Event, out []providers.Event) ([]providers.Event
 			return out, false, err
 		}
 	}
-	if u := d.c.Usage; u != nil {
-		d.hasUse = true
-		out = append(out, providers.Event{Type: providers.EventUsage, Usage: u.toUsage()})
+	if d.c.hasUsage {
+		out = append(out, providers.Event{Type: providers.EventUsage, Usage: d.c.usage.toUsage()})
 	}
 	return out, false, nil
 }
 
+// parse reads one chunk into d.c, reusing its slices.
+func (d *Decoder) parse(data string) error {
+	sc := &d.sc
+	sc.Reset(data)
+	c := &d.c
+	c.choices, c.usage, c.hasUsage, c.err = c.choices[:0], usage{}, false, nil
+	if !sc.Object() {
+		if sc.Err() == nil {
+			return errors.New("chunk is null")
+		}
+		return sc.Err()
+	}
+	for sc.More() {
+		switch sc.Key() {
+		case "choices":
+			if sc.Array() {
+				for sc.More() {
+					d.parseChoice()
+				}
+			}
+		case "usage":
+			if sc.Object() {
+				c.hasUsage = true
+				c.usage.parse(sc)
+			}
+		case "error":
+			c.err = parseAPIError(sc)
+		default:
+			sc.Skip()
+		}
+	}
+	return sc.Done()
+}
+
+func (d *Decoder) parseChoice() {
+	sc, c := &d.sc, &d.c
+	n := len(c.choices)
+	if n < cap(c.choices) {
+		c.choices = c.choices[:n+1]
+		tc := c.choices[n].toolCalls[:0]
+		c.choices[n] = choice{toolCalls: tc}
+	} else {
+		c.choices = append(c.choices, choice{})
+	}
+	ch := &c.choices[n]
+	if !sc.Object() {
+		ch.index = -1
+		return
+	}
+	for sc.More() {
+		switch sc.Key() {
+		case "index":
+			ch.index = sc.Int()
+		case "finish_reason":
+			ch.finish = sc.String()
+		case "delta", "message":
+			if !sc.Object() {
+				continue
+			}
+			for sc.More() {
+				switch sc.Key() {
+				case "content":
+					if sc.Peek() == jsonscan.String || sc.Peek() == jsonscan.Null {
+						ch.content = sc.String()
+					} else {
+						sc.Skip() // content parts: not sent in streams
+					}
+				case "reasoning_content":
+					if r := sc.String(); r != "" {
+						ch.reasoning = r
+					}
+				case "reasoning": // the name several local servers use
+					if sc.Peek() != jsonscan.String {
+						sc.Skip()
+					} else if r := sc.String(); r != "" && ch.reasoning == "" {
+						ch.reasoning = r
+					}
+				case "refusal":
+					ch.refusal = sc.String()
+				case "tool_calls":
+					if sc.Array() {
+						for sc.More() {
+							ch.toolCalls = append(ch.toolCalls, parseToolCall(sc))
+						}
+					}
+				default:
+					sc.Skip()
+				}
+			}
+		default:
+			sc.Skip()
+		}
+	}
+}
+
+func parseToolCall(sc *jsonscan.Scanner) toolCallDelta {
+	var tc toolCallDelta
+	if !sc.Object() {
+		return tc
+	}
+	for sc.More() {
+		switch sc.Key() {
+		case "index":
+			if !sc.Null() {
+				tc.index, tc.hasIndex = sc.Int(), true
+			}
+		case "id":
+			tc.id = sc.String()
+		case "function":
+			if !sc.Object() {
+				continue
+			}
+			for sc.More() {
+				switch sc.Key() {
+				case "name":
+					tc.name = sc.String()
+				case "arguments":
+					tc.args = sc.String()
+				default:
+					sc.Skip()
+				}
+			}
+		default:
+			sc.Skip()
+		}
+	}
+	return tc
+}
+
+func (u *usage) parse(sc *jsonscan.Scanner) {
+	for sc.More() {
+		switch sc.Key() {
+		case "prompt_tokens":
+			u.promptTokens = sc.Int()
+		case "completion_tokens":
+			u.completionTokens = sc.Int()
+		case "prompt_cache_hit_tokens":
+			u.cacheHit = sc.Int()
+		case "prompt_tokens_details":
+			for sc.Object(); sc.More(); {
+				if sc.Key() == "cached_tokens" {
+					u.cachedTokens = sc.Int()
+				} else {
+					sc.Skip()
+				}
+			}
+		case "completion_tokens_details":
+			for sc.Object(); sc.More(); {
+				if sc.Key() == "reasoning_tokens" {
+					u.reasoningTokens = sc.Int()
+				} else {
+					sc.Skip()
+				}
+			}
+		default:
+			sc.Skip()
+		}
+	}
+}
+
+// parseAPIError reads the value of an "error" member: an object with
+// message, type, code (a string, a number or null) and status, or a
+// string; null means no error.
+func parseAPIError(sc *jsonscan.Scanner) *apiError {
+	switch sc.Peek() {
+	case jsonscan.Null:
+		sc.Null()
+		return nil
+	case jsonscan.String:
+		return &apiError{message: sc.String()}
+	case jsonscan.Object:
+	default:
+		sc.Skip()
+		return &apiError{}
+	}
+	e := &apiError{}
+	sc.Object()
+	for sc.More() {
+		switch sc.Key() {
+		case "message":
+			if sc.Peek() == jsonscan.String {
+				e.message = sc.String()
+			} else {
+				e.message = sc.Raw()
+			}
+		case "type":
+			if sc.Peek() == jsonscan.String {
+				e.typ = sc.String()
+			} else {
+				sc.Skip()
+			}
+		case "code":
+			switch sc.Peek() {
+			case jsonscan.String:
+				e.code = sc.String()
+			case jsonscan.Number:
+				e.code = sc.Raw()
+			default:
+				sc.Skip()
+			}
+		case "status":
+			if sc.Peek() == jsonscan.Number {
+				e.status = sc.Int()
+			} else {
+				sc.Skip()
+			}
+		default:
+			sc.Skip()
+		}
+	}
+	return e
+}
+
 func (d *Decoder) choice(ch *choice, out []providers.Event) ([]providers.Event, error) {
-	dl := &ch.Delta
-	if r := dl.ReasoningContent; r != nil && *r != "" {
-		out = append(out, providers.Event{Type: providers.EventReasoningDelta, Text: *r})
-	} else if r := dl.Reasoning; r != nil && *r != "" {
-		out = append(out, providers.Event{Type: providers.EventReasoningDelta, Text: *r})
+	if ch.reasoning != "" {
+		out = append(out, providers.Event{Type: providers.EventReasoningDelta, Text: ch.reasoning})
 	}
-	if t := dl.Content; t != nil && *t != "" {
-		out = append(out, providers.Event{Type: providers.EventTextDelta, Text: *t})
+	if ch.content != "" {
+		out = append(out, providers.Event{Type: providers.EventTextDelta, Text: ch.content})
 	}
-	if t := dl.Refusal; t != nil && *t != "" {
-		out = append(out, providers.Event{Type: providers.EventRefusalDelta, Text: *t})
+	if ch.refusal != "" {
+		out = append(out, providers.Event{Type: providers.EventRefusalDelta, Text: ch.refusal})
 	}
-	for i := range dl.ToolCalls {
-		out = d.toolCall(&dl.ToolCalls[i], out)
+	for i := range ch.toolCalls {
+		out = d.toolCall(&ch.toolCalls[i], out)
 	}
-	if f := ch.FinishReason; f != nil && *f != "" {
-		if *f == "insufficient_system_resource" {
+	if f := ch.finish; f != "" {
+		if f == "insufficient_system_resource" {
 			// The reasoning API's way of saying the server gave up mid-answer.
-			return out, &providers.Error{Kind: providers.ErrUpstream, Code: *f, Message: "the server ran out of resources", Retryable: true}
+			return out, &providers.Error{Kind: providers.ErrUpstream, Code: f, Message: "the server ran out of resources", Retryable: true}
 		}
 		out = d.closeCalls(out)
-		d.finish, d.ended = *f, true
+		d.finish, d.ended = f, true
 	}
 	return out, nil
 }
 
 func (d *Decoder) toolCall(tc *toolCallDelta, out []providers.Event) []providers.Event {
 	index := len(d.calls)
-	if tc.Index != nil {
-		index = *tc.Index
-	} else if tc.ID == "" && len(d.calls) > 0 {
+	if tc.hasIndex {
+		index = tc.index
+	} else if tc.id == "" && len(d.calls) > 0 {
 		index = d.calls[len(d.calls)-1].index // a continuation without an index
 	}
 	var call *openCall
 	for i := len(d.calls) - 1; i >= 0; i-- {
 		c := &d.calls[i]
-		if c.index == index && !c.done && (tc.ID == "" || c.id == "" || c.id == tc.ID) {
+		if c.index == index && !c.done && (tc.id == "" || c.id == "" || c.id == tc.id) {
 			call = c
 			break
 		}
 	}
 	if call == nil {
-		d.calls = append(d.calls, openCall{index: index, key: len(d.calls), id: tc.ID})
+		d.calls = append(d.calls, openCall{index: index, key: len(d.calls), id: tc.id})
 		call = &d.calls[len(d.calls)-1]
-		out = append(out, providers.Event{Type: providers.EventToolCallStart, Index: call.key, ID: tc.ID, Name: tc.Function.Name})
-	} else if call.id == "" && tc.ID != "" {
-		call.id = tc.ID
+		out = append(out, providers.Event{Type: providers.EventToolCallStart, Index: call.key, ID: tc.id, Name: tc.name})
+	} else if call.id == "" && tc.id != "" {
+		call.id = tc.id
 	}
-	if a := tc.Function.Arguments; a != nil && *a != "" {
-		out = append(out, providers.Event{Type: providers.EventToolCallDelta, Index: call.key, Text: *a})
+	if tc.args != "" {
+		out = append(out, providers.Event{Type: providers.EventToolCallDelta, Index: call.key, Text: tc.args})
 	}
 	return out
 }
@@ -221,41 +421,27 @@ func finishReason(s string) providers.FinishReason {
 }
 
 func (u *usage) toUsage() providers.Usage {
-	pu := providers.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CacheReadTokens: u.PromptCacheHit}
-	if d := u.PromptTokensDetails; d != nil && d.CachedTokens > 0 {
-		pu.CacheReadTokens = d.CachedTokens
-	}
-	if d := u.CompletionTokensDetails; d != nil {
-		pu.ReasoningTokens = d.ReasoningTokens
+	pu := providers.Usage{InputTokens: u.promptTokens, OutputTokens: u.completionTokens, CacheReadTokens: u.cacheHit, ReasoningTokens: u.reasoningTokens}
+	if u.cachedTokens > 0 {
+		pu.CacheReadTokens = u.cachedTokens
 	}
 	return pu
-}
-
-// code returns the error's code as text (servers send a string, a number
-// or null).
-func (e *apiError) code() string {
-	var s string
-	if json.Unmarshal(e.Code, &s) == nil && s != "" {
-		return s
-	}
-	var n json.Number
-	if json.Unmarshal(e.Code, &n) == nil && n != "" {
-		return n.String()
-	}
-	return e.Type
 }
 
 // toError maps an in-stream error to the status the API would have
 // answered with, so that it gets the same kind and retry rule.
 func (e *apiError) toError() *providers.Error {
-	code := e.code()
-	status := e.Status
+	code := e.code
+	if code == "" {
+		code = e.typ
+	}
+	status := e.status
 	if status < 400 || status > 599 {
 		if n, err := strconv.Atoi(code); err == nil && n >= 400 && n <= 599 {
 			status = n
 		} else {
 			status = 500
-			switch t := e.Type + " " + code; {
+			switch t := e.typ + " " + code; {
 			case strings.Contains(t, "rate_limit"):
 				status = 429
 			case strings.Contains(t, "invalid_request") || strings.Contains(t, "context_length"):
@@ -265,34 +451,62 @@ func (e *apiError) toError() *providers.Error {
 			}
 		}
 	}
-	pe := providers.APIError(status, code, e.Message)
+	pe := providers.APIError(status, code, e.message)
 	pe.Status = 0 // it arrived in the stream, not as a status
 	return pe
 }
 
-func streamError(data []byte) error {
-	code, msg := ParseError(data)
-	e := apiError{Message: msg, Type: code}
+func streamError(data string) error {
+	var sc jsonscan.Scanner
+	sc.Reset(data)
+	e := &apiError{}
+	if sc.Object() {
+		for sc.More() {
+			if sc.Key() == "error" {
+				if pe := parseAPIError(&sc); pe != nil {
+					e = pe
+				}
+			} else {
+				sc.Skip()
+			}
+		}
+	}
 	return e.toError()
 }
 
 // ParseError reads a chat-completions error body: {"error": {"message",
 // "type", "code"}}, {"error": "text"} or {"message": "text"}.
 func ParseError(body []byte) (code, message string) {
-	var env struct {
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
+	var sc jsonscan.Scanner
+	sc.Reset(string(body))
+	var e *apiError
+	if sc.Object() {
+		for sc.More() {
+			switch sc.Key() {
+			case "error":
+				e = parseAPIError(&sc)
+			case "message":
+				if sc.Peek() == jsonscan.String && message == "" {
+					message = sc.String()
+				} else {
+					sc.Skip()
+				}
+			default:
+				sc.Skip()
+			}
+		}
 	}
-	if json.Unmarshal(body, &env) != nil {
+	if sc.Done() != nil {
 		return "", ""
 	}
-	var e apiError
-	if json.Unmarshal(env.Error, &e) == nil && (e.Message != "" || e.Type != "" || len(e.Code) > 0) {
-		return e.code(), e.Message
+	if e != nil {
+		code = e.code
+		if code == "" {
+			code = e.typ
+		}
+		if e.message != "" {
+			message = e.message
+		}
 	}
-	var s string
-	if json.Unmarshal(env.Error, &s) == nil && s != "" {
-		return "", s
-	}
-	return "", env.Message
+	return code, message
 }

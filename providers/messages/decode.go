@@ -1,8 +1,9 @@
 package messages
 
 import (
-	"encoding/json"
+	"errors"
 
+	"agent/internal/jsonscan"
 	"agent/internal/sse"
 	"agent/providers"
 )
@@ -11,147 +12,256 @@ import (
 // block a content_block_start, its deltas and a content_block_stop, then
 // message_delta (stop reason, usage) and message_stop; ping and unknown
 // events are skipped, error events end the stream with a typed error. It
-// does no I/O and is not safe for concurrent use.
+// does no I/O and is not safe for concurrent use. Events are read with a
+// pull scanner rather than encoding/json: this is the hot path.
 type Decoder struct {
-	e       event
-	blocks  []string // content block types by index
-	usage   providers.Usage
-	stop    string
-	started bool
+	sc     jsonscan.Scanner
+	e      event
+	blocks []string // content block types by index
+	usage  providers.Usage
+	stop   string
 }
 
 // NewDecoder returns a decoder for one response.
 func NewDecoder() *Decoder { return &Decoder{} }
 
+// event holds the fields of one event this decoder uses.
 type event struct {
-	Type         string        `json:"type"`
-	Index        int           `json:"index"`
-	Message      *startMessage `json:"message"`
-	ContentBlock *contentBlock `json:"content_block"`
-	Delta        *eventDelta   `json:"delta"`
-	Usage        *wireUsage    `json:"usage"`
-	Error        *wireError    `json:"error"`
-}
-
-type startMessage struct {
-	Usage *wireUsage `json:"usage"`
+	typ      string
+	index    int
+	hasIndex bool
+	block    contentBlock // content_block
+	hasBlock bool
+	delta    eventDelta
+	hasDelta bool
+	usage    wireUsage // usage, or message.usage
+	hasUsage bool
+	err      wireError
 }
 
 type contentBlock struct {
-	Type      string `json:"type"`
-	ID        string `json:"id"`
-	Name      string `json:"name"`
-	Text      string `json:"text"`
-	Thinking  string `json:"thinking"`
-	Signature string `json:"signature"`
-	Data      string `json:"data"`
+	typ, id, name, text, thinking, signature, data string
 }
 
 type eventDelta struct {
-	Type        string `json:"type"`
-	Text        string `json:"text"`
-	PartialJSON string `json:"partial_json"`
-	Thinking    string `json:"thinking"`
-	Signature   string `json:"signature"`
-	StopReason  string `json:"stop_reason"`
+	typ, text, partialJSON, thinking, signature, stopReason string
 }
 
+// wireUsage holds reported counts; -1 means absent.
 type wireUsage struct {
-	InputTokens              *int `json:"input_tokens"`
-	OutputTokens             *int `json:"output_tokens"`
-	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
+	input, output, cacheWrite, cacheRead int
 }
 
 type wireError struct {
-	Type    string `json:"type"`
-	Message string `json:"message"`
+	typ, message string
 }
 
 // Decode implements providers.Decoder.
 func (d *Decoder) Decode(ev sse.Event, out []providers.Event) ([]providers.Event, bool, error) {
-	d.e = event{}
-	if err := json.Unmarshal([]byte(ev.Data), &d.e); err != nil {
+	if err := d.parse(ev.Data); err != nil {
 		return out, false, &providers.Error{Kind: providers.ErrUpstream, Message: "malformed stream event", Err: err}
 	}
 	e := &d.e
-	typ := e.Type
+	typ := e.typ
 	if typ == "" {
 		typ = ev.Type
 	}
 	switch typ {
 	case "message_start":
-		d.started = true
-		if e.Message != nil {
-			d.addUsage(e.Message.Usage)
+		if e.hasUsage {
+			d.addUsage(&e.usage)
 		}
 	case "content_block_start":
-		if e.Index < 0 || e.Index > 1<<16 || e.ContentBlock == nil {
+		if !e.hasIndex || e.index < 0 || e.index > 1<<16 || !e.hasBlock {
 			return out, false, malformed("content_block_start")
 		}
-		for len(d.blocks) <= e.Index {
+		for len(d.blocks) <= e.index {
 			d.blocks = append(d.blocks, "")
 		}
-		cb := e.ContentBlock
-		d.blocks[e.Index] = cb.Type
-		switch cb.Type {
+		cb := &e.block
+		d.blocks[e.index] = cb.typ
+		switch cb.typ {
 		case "text":
-			if cb.Text != "" {
-				out = append(out, providers.Event{Type: providers.EventTextDelta, Index: e.Index, Text: cb.Text})
+			if cb.text != "" {
+				out = append(out, providers.Event{Type: providers.EventTextDelta, Index: e.index, Text: cb.text})
 			}
 		case "thinking":
-			if cb.Thinking != "" || cb.Signature != "" {
-				out = append(out, providers.Event{Type: providers.EventReasoningDelta, Index: e.Index, Text: cb.Thinking, Signature: cb.Signature})
+			if cb.thinking != "" || cb.signature != "" {
+				out = append(out, providers.Event{Type: providers.EventReasoningDelta, Index: e.index, Text: cb.thinking, Signature: cb.signature})
 			}
 		case "redacted_thinking":
-			out = append(out, providers.Event{Type: providers.EventReasoningDelta, Index: e.Index, Redacted: cb.Data})
+			out = append(out, providers.Event{Type: providers.EventReasoningDelta, Index: e.index, Redacted: cb.data})
 		case "tool_use":
-			out = append(out, providers.Event{Type: providers.EventToolCallStart, Index: e.Index, ID: cb.ID, Name: cb.Name})
+			out = append(out, providers.Event{Type: providers.EventToolCallStart, Index: e.index, ID: cb.id, Name: cb.name})
 		}
 	case "content_block_delta":
-		if e.Delta == nil || e.Index < 0 || e.Index >= len(d.blocks) {
+		if !e.hasDelta || e.index < 0 || e.index >= len(d.blocks) {
 			return out, false, malformed("content_block_delta")
 		}
-		dl := e.Delta
+		dl := &e.delta
 		// Deltas count only for the block types this provider reports;
 		// server tool blocks and citations are skipped.
-		switch kind := d.blocks[e.Index]; {
-		case dl.Type == "text_delta" && kind == "text":
-			out = append(out, providers.Event{Type: providers.EventTextDelta, Index: e.Index, Text: dl.Text})
-		case dl.Type == "input_json_delta" && kind == "tool_use":
-			if dl.PartialJSON != "" {
-				out = append(out, providers.Event{Type: providers.EventToolCallDelta, Index: e.Index, Text: dl.PartialJSON})
+		switch kind := d.blocks[e.index]; {
+		case dl.typ == "text_delta" && kind == "text":
+			out = append(out, providers.Event{Type: providers.EventTextDelta, Index: e.index, Text: dl.text})
+		case dl.typ == "input_json_delta" && kind == "tool_use":
+			if dl.partialJSON != "" {
+				out = append(out, providers.Event{Type: providers.EventToolCallDelta, Index: e.index, Text: dl.partialJSON})
 			}
-		case dl.Type == "thinking_delta" && kind == "thinking":
-			out = append(out, providers.Event{Type: providers.EventReasoningDelta, Index: e.Index, Text: dl.Thinking})
-		case dl.Type == "signature_delta" && kind == "thinking":
-			out = append(out, providers.Event{Type: providers.EventReasoningDelta, Index: e.Index, Signature: dl.Signature})
+		case dl.typ == "thinking_delta" && kind == "thinking":
+			out = append(out, providers.Event{Type: providers.EventReasoningDelta, Index: e.index, Text: dl.thinking})
+		case dl.typ == "signature_delta" && kind == "thinking":
+			out = append(out, providers.Event{Type: providers.EventReasoningDelta, Index: e.index, Signature: dl.signature})
 		}
 	case "content_block_stop":
-		if e.Index >= 0 && e.Index < len(d.blocks) && d.blocks[e.Index] == "tool_use" {
-			out = append(out, providers.Event{Type: providers.EventToolCallEnd, Index: e.Index})
+		if e.index >= 0 && e.index < len(d.blocks) && d.blocks[e.index] == "tool_use" {
+			out = append(out, providers.Event{Type: providers.EventToolCallEnd, Index: e.index})
 		}
 	case "message_delta":
-		if e.Delta != nil && e.Delta.StopReason != "" {
-			d.stop = e.Delta.StopReason
+		if e.hasDelta && e.delta.stopReason != "" {
+			d.stop = e.delta.stopReason
 		}
-		if e.Usage != nil {
-			d.addUsage(e.Usage)
+		if e.hasUsage {
+			d.addUsage(&e.usage)
 			out = append(out, providers.Event{Type: providers.EventUsage, Usage: d.usage})
 		}
 	case "message_stop":
 		return append(out, providers.Event{Type: providers.EventFinish, Finish: stopReason(d.stop), Raw: d.stop}), true, nil
 	case "error":
-		we := wireError{}
-		if e.Error != nil {
-			we = *e.Error
-		}
-		pe := providers.APIError(errorStatus(we.Type), we.Type, we.Message)
+		pe := providers.APIError(errorStatus(e.err.typ), e.err.typ, e.err.message)
 		pe.Status = 0 // it arrived in the stream
 		return out, false, pe
 	}
 	// ping and event types added later are skipped, as the API asks.
 	return out, false, nil
+}
+
+// parse reads one event's JSON into d.e.
+func (d *Decoder) parse(data string) error {
+	sc := &d.sc
+	sc.Reset(data)
+	d.e = event{}
+	e := &d.e
+	if !sc.Object() {
+		if sc.Err() == nil {
+			return errors.New("event is null")
+		}
+		return sc.Err()
+	}
+	for sc.More() {
+		switch sc.Key() {
+		case "type":
+			e.typ = sc.String()
+		case "index":
+			e.index, e.hasIndex = sc.Int(), true
+		case "content_block":
+			if sc.Object() {
+				e.hasBlock = true
+				b := &e.block
+				for sc.More() {
+					switch sc.Key() {
+					case "type":
+						b.typ = sc.String()
+					case "id":
+						b.id = sc.String()
+					case "name":
+						b.name = sc.String()
+					case "text":
+						b.text = sc.String()
+					case "thinking":
+						b.thinking = sc.String()
+					case "signature":
+						b.signature = sc.String()
+					case "data":
+						b.data = sc.String()
+					default:
+						sc.Skip()
+					}
+				}
+			}
+		case "delta":
+			if sc.Object() {
+				e.hasDelta = true
+				dl := &e.delta
+				for sc.More() {
+					switch sc.Key() {
+					case "type":
+						dl.typ = sc.String()
+					case "text":
+						dl.text = sc.String()
+					case "partial_json":
+						dl.partialJSON = sc.String()
+					case "thinking":
+						dl.thinking = sc.String()
+					case "signature":
+						dl.signature = sc.String()
+					case "stop_reason":
+						dl.stopReason = sc.String()
+					default:
+						sc.Skip()
+					}
+				}
+			}
+		case "usage":
+			d.parseUsage()
+		case "message":
+			if sc.Object() {
+				for sc.More() {
+					if sc.Key() == "usage" {
+						d.parseUsage()
+					} else {
+						sc.Skip()
+					}
+				}
+			}
+		case "error":
+			if sc.Object() {
+				for sc.More() {
+					switch sc.Key() {
+					case "type":
+						e.err.typ = sc.String()
+					case "message":
+						e.err.message = sc.String()
+					default:
+						sc.Skip()
+					}
+				}
+			}
+		default:
+			sc.Skip()
+		}
+	}
+	return sc.Done()
+}
+
+func (d *Decoder) parseUsage() {
+	sc, e := &d.sc, &d.e
+	if !sc.Object() {
+		return
+	}
+	e.hasUsage = true
+	u := &e.usage
+	*u = wireUsage{-1, -1, -1, -1}
+	for sc.More() {
+		var p *int
+		switch sc.Key() {
+		case "input_tokens":
+			p = &u.input
+		case "output_tokens":
+			p = &u.output
+		case "cache_creation_input_tokens":
+			p = &u.cacheWrite
+		case "cache_read_input_tokens":
+			p = &u.cacheRead
+		default:
+			sc.Skip()
+			continue
+		}
+		if sc.Null() {
+			continue
+		}
+		*p = max(sc.Int(), 0)
+	}
 }
 
 // End implements providers.Decoder: the stream must end with message_stop.
@@ -167,23 +277,20 @@ func malformed(what string) error {
 // message_delta the running output count (and, on newer versions, the
 // input side again). InputTokens counts cache reads and writes too.
 func (d *Decoder) addUsage(u *wireUsage) {
-	if u == nil {
-		return
-	}
 	cur := &d.usage
 	uncached := cur.InputTokens - cur.CacheReadTokens - cur.CacheWriteTokens
-	if u.InputTokens != nil {
-		uncached = *u.InputTokens
+	if u.input >= 0 {
+		uncached = u.input
 	}
-	if u.CacheReadInputTokens != nil {
-		cur.CacheReadTokens = *u.CacheReadInputTokens
+	if u.cacheRead >= 0 {
+		cur.CacheReadTokens = u.cacheRead
 	}
-	if u.CacheCreationInputTokens != nil {
-		cur.CacheWriteTokens = *u.CacheCreationInputTokens
+	if u.cacheWrite >= 0 {
+		cur.CacheWriteTokens = u.cacheWrite
 	}
 	cur.InputTokens = uncached + cur.CacheReadTokens + cur.CacheWriteTokens
-	if u.OutputTokens != nil {
-		cur.OutputTokens = *u.OutputTokens
+	if u.output >= 0 {
+		cur.OutputTokens = u.output
 	}
 }
 
@@ -234,11 +341,9 @@ func errorStatus(typ string) int {
 // ParseError reads a messages error body: {"type": "error", "error":
 // {"type", "message"}}.
 func ParseError(body []byte) (code, message string) {
-	var env struct {
-		Error *wireError `json:"error"`
-	}
-	if json.Unmarshal(body, &env) != nil || env.Error == nil {
+	var d Decoder
+	if d.parse(string(body)) != nil {
 		return "", ""
 	}
-	return env.Error.Type, env.Error.Message
+	return d.e.err.typ, d.e.err.message
 }

@@ -1,0 +1,467 @@
+// Package jsonscan is a small pull scanner for JSON text, for decoders on
+// a hot path (the model providers' stream chunks, decisions.md §5) where
+// encoding/json's reflection costs more than the rest of the pipeline. The
+// caller walks the document it expects and skips the rest; strings without
+// escapes come back as substrings of the input, so a chunk decodes with
+// few or no allocations.
+//
+// It checks the JSON grammar of everything it reads or skips, bounds
+// nesting (MaxDepth), and after the first error every call returns a zero
+// value; Err reports the error. It is not for security-relevant documents
+// (use internal/strictjson): duplicate keys are the caller's business.
+//
+// Imports: standard library only (architecture.md, pure leaves).
+package jsonscan
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// MaxDepth bounds the nesting of arrays and objects.
+const MaxDepth = 64
+
+// ErrSyntax is wrapped by every error of a malformed document.
+var ErrSyntax = errors.New("jsonscan: invalid JSON")
+
+// Kind is the type of the next value.
+type Kind uint8
+
+// Kinds of values.
+const (
+	Invalid Kind = iota
+	Null
+	Bool
+	Number
+	String
+	Array
+	Object
+)
+
+// Scanner reads one JSON document. The zero value is not ready: call
+// Reset. It is not safe for concurrent use.
+type Scanner struct {
+	s     string
+	i     int
+	depth int
+	first uint64 // bit d-1: no member read yet at depth d
+	arr   uint64 // bit d-1: depth d is an array
+	err   error
+}
+
+// Reset starts scanning s.
+func (sc *Scanner) Reset(s string) { *sc = Scanner{s: s} }
+
+// Err returns the first error, or nil.
+func (sc *Scanner) Err() error { return sc.err }
+
+// Done checks that only white space follows the document and returns the
+// first error.
+func (sc *Scanner) Done() error {
+	sc.ws()
+	if sc.err == nil && sc.i != len(sc.s) {
+		sc.fail("data after the document")
+	}
+	return sc.err
+}
+
+func (sc *Scanner) fail(what string) {
+	if sc.err == nil {
+		sc.err = fmt.Errorf("%w: %s at offset %d", ErrSyntax, what, sc.i)
+		sc.i = len(sc.s)
+	}
+}
+
+func (sc *Scanner) ws() {
+	for sc.i < len(sc.s) {
+		switch sc.s[sc.i] {
+		case ' ', '\t', '\n', '\r':
+			sc.i++
+		default:
+			return
+		}
+	}
+}
+
+// Peek returns the kind of the next value without consuming it.
+func (sc *Scanner) Peek() Kind {
+	sc.ws()
+	if sc.err != nil || sc.i >= len(sc.s) {
+		return Invalid
+	}
+	switch c := sc.s[sc.i]; {
+	case c == '{':
+		return Object
+	case c == '[':
+		return Array
+	case c == '"':
+		return String
+	case c == 'n':
+		return Null
+	case c == 't' || c == 'f':
+		return Bool
+	case c == '-' || c >= '0' && c <= '9':
+		return Number
+	}
+	return Invalid
+}
+
+func (sc *Scanner) literal(lit string) bool {
+	if strings.HasPrefix(sc.s[sc.i:], lit) {
+		sc.i += len(lit)
+		return true
+	}
+	sc.fail("invalid literal")
+	return false
+}
+
+// Null consumes a null and reports whether the next value was one.
+func (sc *Scanner) Null() bool {
+	if sc.Peek() == Null {
+		return sc.literal("null")
+	}
+	return false
+}
+
+// Object consumes the '{' of an object and reports whether one began; a
+// null is consumed too and reports false. Read the members with More and
+// Key.
+func (sc *Scanner) Object() bool { return sc.open(Object, '{') }
+
+// Array consumes the '[' of an array, like Object. Read the elements with
+// More.
+func (sc *Scanner) Array() bool { return sc.open(Array, '[') }
+
+func (sc *Scanner) open(k Kind, c byte) bool {
+	switch sc.Peek() {
+	case k:
+	case Null:
+		sc.literal("null")
+		return false
+	default:
+		sc.fail("want " + string(c))
+		return false
+	}
+	if sc.depth >= MaxDepth {
+		sc.fail("nesting too deep")
+		return false
+	}
+	sc.i++
+	sc.depth++
+	sc.first |= 1 << (sc.depth - 1)
+	if k == Array {
+		sc.arr |= 1 << (sc.depth - 1)
+	} else {
+		sc.arr &^= 1 << (sc.depth - 1)
+	}
+	return true
+}
+
+// More reports whether the innermost open object or array has another
+// member, consuming the separating comma; at the end it consumes the
+// closing bracket and returns false.
+func (sc *Scanner) More() bool {
+	sc.ws()
+	if sc.err != nil || sc.depth == 0 {
+		return false
+	}
+	if sc.i >= len(sc.s) {
+		sc.fail("unexpected end")
+		return false
+	}
+	c := sc.s[sc.i]
+	bit := uint64(1) << (sc.depth - 1)
+	if c == '}' || c == ']' {
+		if (c == ']') != (sc.arr&bit != 0) {
+			sc.fail("mismatched closing bracket")
+			return false
+		}
+		sc.i++
+		sc.depth--
+		return false
+	}
+	if sc.first&bit != 0 {
+		sc.first &^= bit
+		return true
+	}
+	if c != ',' {
+		sc.fail("want , or closing bracket")
+		return false
+	}
+	sc.i++
+	return true
+}
+
+// Key reads a member's name and its colon.
+func (sc *Scanner) Key() string {
+	k := sc.String()
+	sc.ws()
+	if sc.err == nil {
+		if sc.i >= len(sc.s) || sc.s[sc.i] != ':' {
+			sc.fail("want :")
+			return ""
+		}
+		sc.i++
+	}
+	return k
+}
+
+// String reads a string value; null reads as "".
+func (sc *Scanner) String() string {
+	switch sc.Peek() {
+	case String:
+	case Null:
+		sc.literal("null")
+		return ""
+	default:
+		sc.fail("want a string")
+		return ""
+	}
+	start := sc.i + 1
+	for j := start; j < len(sc.s); j++ {
+		switch c := sc.s[j]; {
+		case c == '"':
+			sc.i = j + 1
+			if !utf8.ValidString(sc.s[start:j]) {
+				return fixUTF8(sc.s[start:j])
+			}
+			return sc.s[start:j]
+		case c == '\\':
+			return sc.unescape(start, j)
+		case c < 0x20:
+			sc.i = j
+			sc.fail("control character in a string")
+			return ""
+		}
+	}
+	sc.fail("unterminated string")
+	return ""
+}
+
+// unescape decodes a string with escapes; s[start:j] holds none.
+func (sc *Scanner) unescape(start, j int) string {
+	var b strings.Builder
+	b.Grow(j - start + 16)
+	b.WriteString(sc.s[start:j])
+	for j < len(sc.s) {
+		c := sc.s[j]
+		switch {
+		case c == '"':
+			sc.i = j + 1
+			if s := b.String(); !utf8.ValidString(s) {
+				return fixUTF8(s)
+			}
+			return b.String()
+		case c < 0x20:
+			sc.i = j
+			sc.fail("control character in a string")
+			return ""
+		case c != '\\':
+			b.WriteByte(c)
+			j++
+			continue
+		}
+		if j+1 >= len(sc.s) {
+			break
+		}
+		switch e := sc.s[j+1]; e {
+		case '"', '\\', '/':
+			b.WriteByte(e)
+		case 'b':
+			b.WriteByte('\b')
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'u':
+			r, ok := hex4(sc.s, j+2)
+			if !ok {
+				sc.i = j
+				sc.fail("invalid \\u escape")
+				return ""
+			}
+			j += 6
+			if utf16.IsSurrogate(r) {
+				if r2, ok := hex4(sc.s, j+2); ok && j+1 < len(sc.s) && sc.s[j] == '\\' && sc.s[j+1] == 'u' {
+					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+						b.WriteRune(d)
+						j += 6
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			b.WriteRune(r)
+			continue
+		default:
+			sc.i = j
+			sc.fail("invalid escape")
+			return ""
+		}
+		j += 2
+	}
+	sc.fail("unterminated string")
+	return ""
+}
+
+// fixUTF8 replaces each byte of invalid UTF-8 with U+FFFD, as
+// encoding/json does.
+func fixUTF8(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteString("\uFFFD")
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// number consumes a number and returns its text.
+func (sc *Scanner) number() string {
+	start := sc.i
+	j := sc.i
+	if j < len(sc.s) && sc.s[j] == '-' {
+		j++
+	}
+	digits := func() int {
+		n := 0
+		for j < len(sc.s) && sc.s[j] >= '0' && sc.s[j] <= '9' {
+			j++
+			n++
+		}
+		return n
+	}
+	if j < len(sc.s) && sc.s[j] == '0' {
+		j++
+	} else if digits() == 0 {
+		sc.fail("invalid number")
+		return ""
+	}
+	if j < len(sc.s) && sc.s[j] == '.' {
+		j++
+		if digits() == 0 {
+			sc.fail("invalid number")
+			return ""
+		}
+	}
+	if j < len(sc.s) && (sc.s[j] == 'e' || sc.s[j] == 'E') {
+		j++
+		if j < len(sc.s) && (sc.s[j] == '+' || sc.s[j] == '-') {
+			j++
+		}
+		if digits() == 0 {
+			sc.fail("invalid number")
+			return ""
+		}
+	}
+	sc.i = j
+	return sc.s[start:j]
+}
+
+// Int reads a number as an int (a fraction is truncated; out-of-range
+// values clamp); null reads as 0.
+func (sc *Scanner) Int() int {
+	switch sc.Peek() {
+	case Number:
+	case Null:
+		sc.literal("null")
+		return 0
+	default:
+		sc.fail("want a number")
+		return 0
+	}
+	txt := sc.number()
+	if n, err := strconv.Atoi(txt); err == nil {
+		return n
+	}
+	f, _ := strconv.ParseFloat(txt, 64)
+	switch {
+	case f >= 1<<62:
+		return 1 << 62
+	case f <= -(1 << 62):
+		return -(1 << 62)
+	}
+	return int(f)
+}
+
+// Raw reads any value and returns its text.
+func (sc *Scanner) Raw() string {
+	sc.ws()
+	start := sc.i
+	sc.Skip()
+	if sc.err != nil {
+		return ""
+	}
+	return sc.s[start:sc.i]
+}
+
+// Skip reads any value and discards it, checking its grammar.
+func (sc *Scanner) Skip() {
+	switch sc.Peek() {
+	case Object:
+		if sc.Object() {
+			for sc.More() {
+				sc.Key()
+				sc.Skip()
+			}
+		}
+	case Array:
+		if sc.Array() {
+			for sc.More() {
+				sc.Skip()
+			}
+		}
+	case String:
+		_ = sc.String()
+	case Number:
+		sc.number()
+	case Null:
+		sc.literal("null")
+	case Bool:
+		if sc.s[sc.i] == 't' {
+			sc.literal("true")
+		} else {
+			sc.literal("false")
+		}
+	default:
+		if sc.i >= len(sc.s) {
+			sc.fail("unexpected end")
+		} else {
+			sc.fail("unexpected character")
+		}
+	}
+}

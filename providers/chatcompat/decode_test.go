@@ -1,0 +1,135 @@
+package chatcompat
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"agent/internal/sse"
+	"agent/providers"
+	pt "agent/providers/providertest"
+)
+
+// decodeAll runs the pure decoder over an event stream and checks the
+// stream invariants: known event types only, nothing after the end marker
+// or an error, and Finish last.
+func decodeAll(t testing.TB, data []byte) {
+	rd := sse.NewReader(bytes.NewReader(data), sse.Options{MaxLine: 1 << 16})
+	d := NewDecoder()
+	var out []providers.Event
+	check := func(evs []providers.Event) {
+		for i, ev := range evs {
+			if ev.Type < providers.EventTextDelta || ev.Type > providers.EventFinish {
+				t.Fatalf("unknown event type %d", ev.Type)
+			}
+			if ev.Type == providers.EventFinish && i != len(evs)-1 {
+				t.Fatalf("finish is not last: %+v", evs)
+			}
+		}
+	}
+	for {
+		ev, err := rd.Next()
+		if err == io.EOF {
+			evs, _ := d.End(out[:0])
+			check(evs)
+			return
+		}
+		if err != nil {
+			return
+		}
+		evs, done, err := d.Decode(ev, out[:0])
+		check(evs)
+		if done || err != nil {
+			if done && (len(evs) == 0 || evs[len(evs)-1].Type != providers.EventFinish) {
+				t.Fatalf("done without finish: %+v", evs)
+			}
+			return
+		}
+		for _, e := range evs {
+			if e.Type == providers.EventFinish {
+				t.Fatalf("finish before the end marker")
+			}
+		}
+		out = evs
+	}
+}
+
+func FuzzDecoder(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.sse")
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":-5,\"id\":\"a\"},{\"id\":\"b\"},{}]}}]}\n\n"))
+	f.Add([]byte("data: {\"error\":{\"code\":429}}\n\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		decodeAll(t, data)
+	})
+}
+
+// One typical chunk: a text delta with the envelope every server sends.
+var textChunk = sse.Event{Data: `{"id":"chatcmpl-9x2Yk7","object":"chat.completion.chunk","created":1700000000,"model":"model-name-1","system_fingerprint":"fp_44709d6fcb","choices":[{"index":0,"delta":{"content":" the"},"logprobs":null,"finish_reason":null}],"usage":null}`}
+
+var toolChunk = sse.Event{Data: `{"id":"chatcmpl-9x2Yk7","object":"chat.completion.chunk","created":1700000000,"model":"model-name-1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"path\": \"a"}}]},"finish_reason":null}]}`}
+
+func benchDecode(b *testing.B, ev sse.Event) {
+	d := NewDecoder()
+	out := make([]providers.Event, 0, 8)
+	d.Decode(sse.Event{Data: `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f"}}]}}]}`}, out)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(ev.Data)))
+	for b.Loop() {
+		evs, _, err := d.Decode(ev, out[:0])
+		if err != nil || len(evs) != 1 {
+			b.Fatal(err, evs)
+		}
+	}
+}
+
+func BenchmarkDecodeText(b *testing.B)     { benchDecode(b, textChunk) }
+func BenchmarkDecodeToolArgs(b *testing.B) { benchDecode(b, toolChunk) }
+
+// BenchmarkStream measures a whole response through the provider: SSE
+// reading, decoding and the stream's bookkeeping, per event.
+func BenchmarkStream(b *testing.B) {
+	var body []byte
+	const n = 1000
+	for range n {
+		body = append(body, "data: "+textChunk.Data+"\n\n"...)
+	}
+	body = append(body, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"...)
+	p, err := NewLocalProvider(LocalOptions{DefaultModel: "m", Executor: pt.NewReplay(pt.Stream(body))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := hello()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		s, err := p.Chat(context.Background(), req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		evs := 0
+		for {
+			_, err := s.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			evs++
+		}
+		if evs != n+1 {
+			b.Fatal(evs)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(n+1)), "ns/event")
+}

@@ -1,0 +1,287 @@
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"agent/internal/sse"
+)
+
+func TestErrorKinds(t *testing.T) {
+	cases := []struct {
+		status    int
+		code, msg string
+		kind      error
+		retryable bool
+	}{
+		{400, "invalid_request_error", "bad", ErrInvalidRequest, false},
+		{400, "context_length_exceeded", "", ErrContextTooLong, false},
+		{400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum", ErrContextTooLong, false},
+		{400, "", "This model's maximum context length is 65536 tokens", ErrContextTooLong, false},
+		{401, "", "", ErrAuthentication, false},
+		{402, "", "", ErrAuthentication, false},
+		{403, "permission_error", "", ErrAuthentication, false},
+		{404, "", "", ErrInvalidRequest, false},
+		{307, "", "", ErrInvalidRequest, false},
+		{408, "", "", ErrTimeout, true},
+		{409, "", "", ErrUpstream, true},
+		{413, "", "", ErrContextTooLong, false},
+		{422, "", "", ErrInvalidRequest, false},
+		{429, "", "", ErrRateLimited, true},
+		{500, "", "maximum context length", ErrUpstream, true},
+		{529, "overloaded_error", "", ErrUpstream, true},
+	}
+	for _, c := range cases {
+		e := APIError(c.status, c.code, c.msg)
+		if !errors.Is(e, c.kind) || e.Retryable != c.retryable {
+			t.Errorf("%d %s %q: %v retryable=%v", c.status, c.code, c.msg, e.Kind, e.Retryable)
+		}
+		for _, other := range []error{ErrAuthentication, ErrRateLimited, ErrInvalidRequest, ErrContextTooLong, ErrUpstream, ErrTimeout, ErrCancelled} {
+			if other != c.kind && errors.Is(e, other) {
+				t.Errorf("%d: also %v", c.status, other)
+			}
+		}
+	}
+	// Wrapped, the kind and the cause are both reachable.
+	e := &Error{Kind: ErrCancelled, Provider: "local", Err: context.Canceled}
+	wrapped := fmt.Errorf("turn: %w", e)
+	var pe *Error
+	if !errors.Is(wrapped, ErrCancelled) || !errors.Is(wrapped, context.Canceled) || !errors.As(wrapped, &pe) || pe.Provider != "local" {
+		t.Errorf("wrapped: %v", wrapped)
+	}
+	got := (&Error{Kind: ErrRateLimited, Provider: "messages", Status: 429, Code: "rate_limit_error", Message: "slow", RetryAfter: 3 * time.Second, RequestID: "req_1"}).Error()
+	if got != "messages: rate limited (429 rate_limit_error): slow; retry after 3s [request req_1]" {
+		t.Errorf("Error() = %q", got)
+	}
+}
+
+func TestClean(t *testing.T) {
+	if got := clean("a\x1b[31mb\x00c\td\ne\u0085f\xff", 100); got != "a[31mbc\td\nef" {
+		t.Errorf("clean = %q", got)
+	}
+	long := strings.Repeat("é", 10)
+	if got := clean(long, 5); got != "éé…" {
+		t.Errorf("clean long = %q", got)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	cases := []struct {
+		h    http.Header
+		want time.Duration
+		ok   bool
+	}{
+		{http.Header{"Retry-After": {"3"}}, 3 * time.Second, true},
+		{http.Header{"Retry-After": {"1.5"}}, 1500 * time.Millisecond, true},
+		{http.Header{"Retry-After-Ms": {"250"}, "Retry-After": {"9"}}, 250 * time.Millisecond, true},
+		{http.Header{"Retry-After": {now.Add(7 * time.Second).Format(http.TimeFormat)}}, 7 * time.Second, true},
+		{http.Header{"Retry-After": {now.Add(-time.Hour).Format(http.TimeFormat)}}, 0, true},
+		{http.Header{"Retry-After": {"soon"}}, 0, false},
+		{http.Header{"Retry-After": {"-1"}}, 0, false},
+		{http.Header{}, 0, false},
+	}
+	for _, c := range cases {
+		got, ok := retryAfter(c.h, now)
+		if got != c.want || ok != c.ok {
+			t.Errorf("%v: %v %v", c.h, got, ok)
+		}
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	for n, base := range map[int]time.Duration{1: 500 * time.Millisecond, 2: time.Second, 3: 2 * time.Second, 5: 8 * time.Second, 9: 8 * time.Second, 70: 8 * time.Second} {
+		for range 100 {
+			if d := backoff(n); d > base || d < base*3/4 {
+				t.Fatalf("backoff(%d) = %v, want %v less up to a quarter", n, d, base)
+			}
+		}
+	}
+}
+
+func TestCollector(t *testing.T) {
+	var c Collector
+	for _, ev := range []Event{
+		{Type: EventReasoningDelta, Index: 0, Text: "think"},
+		{Type: EventReasoningDelta, Index: 0, Text: "ing"},
+		{Type: EventReasoningDelta, Index: 0, Signature: "sig"},
+		{Type: EventReasoningDelta, Index: 1, Redacted: "opaque"},
+		{Type: EventTextDelta, Index: 2, Text: "Hel"},
+		{Type: EventToolCallStart, Index: 3, ID: "c1", Name: "Read"},
+		{Type: EventTextDelta, Index: 2, Text: "lo"},
+		{Type: EventToolCallDelta, Index: 3, Text: `{"a":`},
+		{Type: EventToolCallStart, Index: 4, ID: "c2", Name: "Bash"},
+		{Type: EventToolCallDelta, Index: 3, Text: `1}`},
+		{Type: EventToolCallEnd, Index: 3},
+		{Type: EventToolCallEnd, Index: 4},
+		{Type: EventUsage, Usage: Usage{InputTokens: 1}},
+		{Type: EventUsage, Usage: Usage{InputTokens: 5, OutputTokens: 7}},
+		{Type: EventFinish, Finish: FinishToolCalls, Raw: "tool_use"},
+	} {
+		c.Add(ev)
+	}
+	m := c.Message()
+	want := Message{Role: RoleAssistant, Content: []Part{
+		Reasoning{Text: "thinking", Signature: "sig"},
+		Reasoning{Redacted: "opaque"},
+		Text{Text: "Hello"},
+		ToolCall{ID: "c1", Name: "Read", Arguments: json.RawMessage(`{"a":1}`)},
+		ToolCall{ID: "c2", Name: "Bash", Arguments: json.RawMessage(`{}`)},
+	}}
+	if fmt.Sprintf("%#v", m) != fmt.Sprintf("%#v", want) {
+		t.Errorf("message\n%#v\nwant\n%#v", m, want)
+	}
+	if c.Text() != "Hello" || c.Usage().OutputTokens != 7 || len(c.ToolCalls()) != 2 {
+		t.Errorf("text %q usage %+v calls %d", c.Text(), c.Usage(), len(c.ToolCalls()))
+	}
+	if f, raw := c.Finish(); f != FinishToolCalls || raw != "tool_use" {
+		t.Errorf("finish %v %q", f, raw)
+	}
+	if err := (&Request{Messages: []Message{m}}).Validate(); err != nil {
+		t.Errorf("a collected message is a valid request message: %v", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	user := Message{Role: RoleUser, Content: []Part{Text{Text: "hi"}}}
+	temp := 3.0
+	bad := map[string]Request{
+		"empty":               {},
+		"unknown role":        {Messages: []Message{{Role: "robot"}}},
+		"image in system":     {Messages: []Message{{Role: RoleSystem, Content: []Part{Image{URL: "x"}}}}},
+		"text in tool":        {Messages: []Message{{Role: RoleTool, Content: []Part{Text{Text: "x"}}}}},
+		"reasoning in user":   {Messages: []Message{{Role: RoleUser, Content: []Part{Reasoning{Text: "x"}}}}},
+		"nil part":            {Messages: []Message{{Role: RoleUser, Content: []Part{nil}}}},
+		"image both":          {Messages: []Message{{Role: RoleUser, Content: []Part{Image{URL: "x", Data: []byte{1}, MediaType: "image/png"}}}}},
+		"image no type":       {Messages: []Message{{Role: RoleUser, Content: []Part{Image{Data: []byte{1}}}}}},
+		"call without id":     {Messages: []Message{{Role: RoleAssistant, Content: []Part{ToolCall{Name: "x"}}}}},
+		"result without id":   {Messages: []Message{{Role: RoleTool, Content: []Part{ToolResult{}}}}},
+		"result with call":    {Messages: []Message{{Role: RoleTool, Content: []Part{ToolResult{CallID: "a", Content: []Part{ToolCall{ID: "a", Name: "b"}}}}}}},
+		"long tool name":      {Messages: []Message{user}, Tools: []Tool{{Name: strings.Repeat("a", 65)}}},
+		"tool name dot":       {Messages: []Message{user}, Tools: []Tool{{Name: "a.b"}}},
+		"duplicate tool":      {Messages: []Message{user}, Tools: []Tool{{Name: "a"}, {Name: "a"}}},
+		"schema not object":   {Messages: []Message{user}, Tools: []Tool{{Name: "a", Schema: json.RawMessage(`[]`)}}},
+		"required no tools":   {Messages: []Message{user}, ToolChoice: ToolChoice{Mode: ToolRequired}},
+		"named unknown":       {Messages: []Message{user}, Tools: []Tool{{Name: "a"}}, ToolChoice: ToolChoice{Mode: ToolNamed, Name: "b"}},
+		"bad mode":            {Messages: []Message{user}, ToolChoice: ToolChoice{Mode: 9}},
+		"effort":              {Messages: []Message{user}, Effort: "huge"},
+		"max tokens":          {Messages: []Message{user}, MaxTokens: -1},
+		"temperature":         {Messages: []Message{user}, Temperature: &temp},
+		"schema format empty": {Messages: []Message{user}, ResponseFormat: ResponseFormat{Type: FormatJSONSchema}},
+		"format":              {Messages: []Message{user}, ResponseFormat: ResponseFormat{Type: 7}},
+	}
+	for name, r := range bad {
+		if err := r.Validate(); !errors.Is(err, ErrInvalidRequest) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	good := Request{Messages: []Message{
+		{Role: RoleSystem, Content: []Part{Text{Text: "s"}}},
+		user,
+		{Role: RoleAssistant, Content: []Part{Reasoning{Text: "r"}, ToolCall{ID: "1", Name: "a", Arguments: json.RawMessage(`{"cut off`)}}},
+		{Role: RoleTool, Content: []Part{ToolResult{CallID: "1", Content: []Part{Text{Text: "ok"}, Image{URL: "https://x/y.png"}}}}},
+	}, Tools: []Tool{{Name: "a", Schema: json.RawMessage(`{"type":"object"}`)}}, ToolChoice: ToolChoice{Mode: ToolNamed, Name: "a"}, Effort: EffortXHigh,
+		ResponseFormat: ResponseFormat{Type: FormatJSONSchema, Schema: json.RawMessage(`{"type":"object"}`)}}
+	if err := good.Validate(); err != nil {
+		t.Errorf("good: %v", err)
+	}
+}
+
+// lineDecoder is a minimal decoder: each event's data is a text delta,
+// "end" finishes.
+type lineDecoder struct{}
+
+func (lineDecoder) Decode(ev sse.Event, out []Event) ([]Event, bool, error) {
+	if ev.Data == "end" {
+		return append(out, Event{Type: EventFinish, Finish: FinishStop}), true, nil
+	}
+	return append(out, Event{Type: EventTextDelta, Text: ev.Data}), false, nil
+}
+
+func (lineDecoder) End(out []Event) ([]Event, error) {
+	return out, &Error{Kind: ErrUpstream, Message: "cut short", Retryable: true}
+}
+
+// The default client follows no redirect: a key header must not travel to
+// another host.
+func TestDefaultClientNoRedirect(t *testing.T) {
+	hit := false
+	other := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hit = true }))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, other.URL, http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	s := &Sender{Provider: "test"}
+	_, err := s.Stream(context.Background(), Call{URL: srv.URL, Header: http.Header{"X-Api-Key": {"k"}}, NewDecoder: func() Decoder { return lineDecoder{} }})
+	if !errors.Is(err, ErrInvalidRequest) || hit {
+		t.Fatalf("err %v, redirect followed %v", err, hit)
+	}
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+}
+
+func TestSenderStream(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Test") != "1" || r.Header.Get("Accept") != "text/event-stream" {
+			w.WriteHeader(400)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+		fmt.Fprintf(w, "data: %s\n\ndata: end\n\n", body)
+	}))
+	defer srv.Close()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	s := &Sender{Provider: "test", Client: &http.Client{Transport: tr}}
+	st, err := s.Stream(context.Background(), Call{URL: srv.URL, Header: http.Header{"X-Test": {"1"}}, Body: []byte(`{"x":1}`), NewDecoder: func() Decoder { return lineDecoder{} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := st.Next()
+	if err != nil || ev.Text != `{"x":1}` {
+		t.Fatalf("%+v %v", ev, err)
+	}
+	if ev, err := st.Next(); err != nil || ev.Type != EventFinish {
+		t.Fatalf("%+v %v", ev, err)
+	}
+	if _, err := st.Next(); err != io.EOF {
+		t.Fatalf("after finish: %v", err)
+	}
+	if _, err := st.Next(); err != io.EOF {
+		t.Fatalf("again: %v", err)
+	}
+	st.Close()
+	st.Close()
+
+	// A context cancelled before the call: nothing is sent.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Stream(ctx, Call{URL: srv.URL, NewDecoder: func() Decoder { return lineDecoder{} }}); !errors.Is(err, ErrCancelled) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+	// The caller's deadline is a timeout.
+	ctx, cancel = context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel()
+	if _, err := s.Stream(ctx, Call{URL: srv.URL, NewDecoder: func() Decoder { return lineDecoder{} }}); !errors.Is(err, ErrTimeout) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("deadline: %v", err)
+	}
+}
+
+func TestMissingKeyError(t *testing.T) {
+	err := RequireKey("reasoning", "REASONING_API_KEY", "", nil)
+	if !errors.Is(err, ErrMissingKey) || err.Error() != "reasoning: missing API key: set REASONING_API_KEY or pass a client" {
+		t.Errorf("%v", err)
+	}
+	if RequireKey("x", "X", "k", nil) != nil || RequireKey("x", "X", "", &http.Client{}) != nil {
+		t.Error("a key or a client is enough")
+	}
+}
