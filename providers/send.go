@@ -195,6 +195,11 @@ type Stream struct {
 // Next returns the next event; io.EOF after the Finish event; an *Error
 // when the call fails. After an error, Next keeps returning it.
 func (st *Stream) Next() (Event, error) {
+	if st.err == nil && st.ctx.Err() != nil {
+		// Ended by the caller: events already read are dropped.
+		st.pending, st.head = st.pending[:0], 0
+		st.fail(st.stopped())
+	}
 	for {
 		if st.head < len(st.pending) {
 			ev := st.pending[st.head]
