@@ -389,6 +389,7 @@ func (st *Stream) send() error {
 		return e
 	}
 	st.attempt++
+	st.done = false
 	s := st.s
 	st.actx, st.acancel = context.WithCancelCause(st.ctx)
 	req, err := http.NewRequestWithContext(st.actx, http.MethodPost, st.call.URL, bytes.NewReader(st.call.Body))
