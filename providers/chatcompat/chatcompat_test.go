@@ -269,7 +269,7 @@ func TestRequestBodies(t *testing.T) {
 			p.opts.BuiltInWebTools.WebSearch = true
 			p.Client.opts.OmitStreamUsage = true
 			return p
-		}, providers.Request{Model: "qwen-vl-max", Messages: conversation[3:4]}},
+		}, providers.Request{Model: "model-vl-1", Messages: conversation[3:4]}},
 	}
 	data, _ := os.ReadFile("testdata/text.sse")
 	for _, c := range cases {
@@ -621,7 +621,7 @@ func TestCapabilities(t *testing.T) {
 	if c := gp.Capabilities(""); c.Images || !c.Tools {
 		t.Errorf("regional %+v", c)
 	}
-	if c := gp.Capabilities("qwen-vl-max"); !c.Images {
+	if c := gp.Capabilities("model-vl-1"); !c.Images {
 		t.Errorf("regional vision %+v", c)
 	}
 	if c := localWith(t, LocalOptions{}).Capabilities(""); !c.Images || !c.JSONSchema {
