@@ -264,12 +264,19 @@ func TestRequestBodies(t *testing.T) {
 			p, _ := NewRegionalProvider(RegionalOptions{APIKey: "k", Executor: ex, BuiltInWebTools: WebTools{WebSearch: true, WebFetch: true}})
 			return p
 		}, providers.Request{Messages: conversation[:2], Effort: providers.EffortMedium}},
-		{"regional_search_only_no_usage", func(ex providers.Executor) providers.Provider {
+		{"regional_search_only", func(ex providers.Executor) providers.Provider {
 			p, _ := NewRegionalProvider(RegionalOptions{APIKey: "k", Executor: ex, BuiltInWebTools: WebTools{WebSearch: true}})
-			p.opts.BuiltInWebTools.WebSearch = true
-			p.Client.opts.OmitStreamUsage = true
 			return p
 		}, providers.Request{Model: "model-vl-1", Messages: conversation[3:4]}},
+		{"client_options", func(ex providers.Executor) providers.Provider {
+			c, err := NewClient(Options{BaseURL: "https://gw.example/v1", DefaultModel: "gw-model", Executor: ex, OmitStreamUsage: true,
+				StrictTools: true, MaxTokensField: "max_completion_tokens", EffortField: "effort_level",
+				Decorate: func(_ *providers.Request, b map[string]any) error { b["store"] = false; return nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}, providers.Request{Messages: conversation[:2], Tools: tools[:1], MaxTokens: 50, Effort: providers.EffortMax}},
 	}
 	data, _ := os.ReadFile("testdata/text.sse")
 	for _, c := range cases {
