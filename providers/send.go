@@ -3,6 +3,7 @@ package providers
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -457,8 +458,8 @@ func (st *Stream) statusError(resp *http.Response) error {
 	if s.ParseError != nil {
 		code, msg = s.ParseError(body)
 	}
-	if code == "" && msg == "" && status != 0 {
-		msg = strings.TrimSpace(string(body))
+	if code == "" && msg == "" && status != 0 && !json.Valid(body) {
+		msg = strings.TrimSpace(string(body)) // a proxy's text or HTML page
 	}
 	var e *Error
 	if status == 0 {

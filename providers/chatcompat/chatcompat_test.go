@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -599,8 +600,10 @@ func TestPayloadLogger(t *testing.T) {
 	data, _ := os.ReadFile("testdata/text.sse")
 	synctest.Test(t, func(t *testing.T) {
 		var pl payloads
+		var logs bytes.Buffer
+		logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		ex := pt.NewReplay(pt.Status(500, `{}`), pt.Stream(data))
-		rp, _ := NewReasoningProvider(ReasoningOptions{APIKey: "secret-key", Executor: ex, PayloadLogger: &pl})
+		rp, _ := NewReasoningProvider(ReasoningOptions{APIKey: "secret-key", Executor: ex, PayloadLogger: &pl, Logger: logger})
 		req := hello()
 		req.Tools = []providers.Tool{{Name: "Read"}}
 		run(t, rp, req)
@@ -611,6 +614,9 @@ func TestPayloadLogger(t *testing.T) {
 		if s.Provider != "reasoning" || s.Model != ReasoningDefaultModel || s.Messages != 1 || s.Tools != 1 || s.Attempt != 2 ||
 			s.URL != "https://api.deepseek.com/chat/completions" || s.Bytes != len(ex.Body(1)) {
 			t.Errorf("summary %+v", s)
+		}
+		if l := logs.String(); !strings.Contains(l, "retrying") || strings.Contains(l, "secret-key") || strings.Count(l, `msg="provider request"`) != 2 {
+			t.Errorf("logs:\n%s", l)
 		}
 	})
 }
