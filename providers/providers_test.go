@@ -285,3 +285,27 @@ func TestMissingKeyError(t *testing.T) {
 		t.Error("a key or a client is enough")
 	}
 }
+
+// After Close, Next reports the cancellation even when events are already
+// buffered.
+func TestCloseDropsBuffered(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: a\n\ndata: b\n\ndata: c\n\ndata: end\n\n")
+	}))
+	defer srv.Close()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	s := &Sender{Provider: "test", Client: &http.Client{Transport: tr}}
+	st, err := s.Stream(context.Background(), Call{URL: srv.URL, NewDecoder: func() Decoder { return lineDecoder{} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ev, err := st.Next(); err != nil || ev.Text != "a" {
+		t.Fatal(ev, err)
+	}
+	st.Close()
+	if _, err := st.Next(); !errors.Is(err, ErrCancelled) {
+		t.Fatalf("after Close: %v", err)
+	}
+}

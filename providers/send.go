@@ -3,6 +3,7 @@ package providers
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -195,6 +196,11 @@ type Stream struct {
 // Next returns the next event; io.EOF after the Finish event; an *Error
 // when the call fails. After an error, Next keeps returning it.
 func (st *Stream) Next() (Event, error) {
+	if st.err == nil && st.ctx.Err() != nil {
+		// Ended by the caller: events already read are dropped.
+		st.pending, st.head = st.pending[:0], 0
+		st.fail(st.stopped())
+	}
 	for {
 		if st.head < len(st.pending) {
 			ev := st.pending[st.head]
@@ -384,6 +390,7 @@ func (st *Stream) send() error {
 		return e
 	}
 	st.attempt++
+	st.done = false
 	s := st.s
 	st.actx, st.acancel = context.WithCancelCause(st.ctx)
 	req, err := http.NewRequestWithContext(st.actx, http.MethodPost, st.call.URL, bytes.NewReader(st.call.Body))
@@ -451,8 +458,8 @@ func (st *Stream) statusError(resp *http.Response) error {
 	if s.ParseError != nil {
 		code, msg = s.ParseError(body)
 	}
-	if code == "" && msg == "" && status != 0 {
-		msg = strings.TrimSpace(string(body))
+	if code == "" && msg == "" && status != 0 && !json.Valid(body) {
+		msg = strings.TrimSpace(string(body)) // a proxy's text or HTML page
 	}
 	var e *Error
 	if status == 0 {

@@ -13,7 +13,7 @@ import (
 // Defaults of decisions.md §5.
 const (
 	ReasoningBaseURL      = "https://api.deepseek.com"
-	ReasoningDefaultModel = "deepseek-reasoner"
+	ReasoningDefaultModel = "deepseek-v4-flash"
 	ReasoningKeyEnv       = "REASONING_API_KEY"
 
 	RegionalDefaultRegion = "singapore"
