@@ -47,6 +47,7 @@ func BenchmarkDecodeKeysOnly(b *testing.B) {
 	var d Decoder
 	evs := make([]Event, 0, len(in))
 	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
 	for b.Loop() {
 		evs = d.Flush(d.Feed(evs[:0], in))
 	}

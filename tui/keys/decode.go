@@ -154,9 +154,9 @@ func (d *Decoder) Flush(dst []Event) []Event {
 		}
 		return dst
 	}
-	b := d.pend
+	buf := d.pend
 	d.pend = nil
-	for len(b) > 0 {
+	for b := buf; len(b) > 0; {
 		ev, n := decodeOne(b, true)
 		dst = d.emit(dst, ev)
 		b = b[n:]
@@ -166,7 +166,7 @@ func (d *Decoder) Flush(dst []Event) []Event {
 			return d.Feed(dst, append([]byte(nil), b...))
 		}
 	}
-	d.pend = b[:0]
+	d.pend = buf[:0]
 	return dst
 }
 

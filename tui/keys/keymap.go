@@ -98,7 +98,8 @@ func defaultSeqs(c Context, i int) []Sequence {
 	return defaultKeys[c][i]
 }
 
-// Lookup returns the action a single stroke triggers in a context. A
+// Lookup returns the action a single stroke triggers in a context. The
+// stroke must be canonical, as the Decoder and the parsers produce it. A
 // stroke that begins a chord is not found here; the Matcher handles chords.
 func (m *Keymap) Lookup(c Context, s Stroke) (Action, bool) {
 	if c >= numContexts {
