@@ -2,6 +2,8 @@ package jose
 
 import (
 	"encoding/base64"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -152,7 +154,7 @@ type header struct {
 func parseHeader(b []byte) (header, error) {
 	raw, err := strictjson.Parse(b, headerJSON)
 	if err != nil {
-		return header{}, &Error{Reason: Malformed, Msg: "header is not strict JSON", Err: err}
+		return header{}, jsonRefusal("header", err)
 	}
 	if raw.Kind != strictjson.Object {
 		return header{}, refuse(Malformed, "header is not a JSON object")
@@ -253,6 +255,17 @@ func optionalString(obj *strictjson.Value, key string) (string, bool) {
 		return "", false
 	}
 	return v.Str, true
+}
+
+// jsonRefusal reports a header or claims set that strictjson refused. Only
+// the position is kept: strictjson's message quotes the offending text, and
+// refusals must not carry token content (see Error).
+func jsonRefusal(what string, err error) *Error {
+	var se *strictjson.SyntaxError
+	if errors.As(err, &se) {
+		return refuse(Malformed, fmt.Sprintf("%s is not strict JSON (line %d, column %d)", what, se.Line, se.Col))
+	}
+	return refuse(Malformed, what+" is not strict JSON")
 }
 
 // variantOf returns the name in names that key equals but for case, or "".

@@ -242,7 +242,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
 func parseClaims(payload []byte) (*Claims, error) {
 	raw, err := strictjson.Parse(payload, headerJSON)
 	if err != nil {
-		return nil, &Error{Reason: Malformed, Msg: "claims are not strict JSON", Err: err}
+		return nil, jsonRefusal("claims", err)
 	}
 	if raw.Kind != strictjson.Object {
 		return nil, refuse(Malformed, "claims are not a JSON object")

@@ -272,6 +272,12 @@ func TestVerifyAttacks(t *testing.T) {
 			if !errors.As(err, &e) || e.Reason != tc.reason || !errors.Is(err, tc.reason) {
 				t.Fatalf("got %v, want reason %q", err, tc.reason)
 			}
+			// Refusals are logged: no token content in them.
+			for _, s := range []string{"evil", "admin", "mallory", "none"} {
+				if strings.Contains(err.Error(), s) {
+					t.Errorf("refusal %q quotes the token", err)
+				}
+			}
 		})
 	}
 }
