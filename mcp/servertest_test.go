@@ -45,6 +45,9 @@ type fakeConfig struct {
 	noResumeIDs bool          // dropPrimed without an event id (cannot resume)
 	// initVersion overrides the version initialize answers with.
 	initVersion string
+	// rejectNext refuses that many stateless requests with
+	// UnsupportedProtocolVersion although their version is supported.
+	rejectNext int
 }
 
 type fakeServer struct {
@@ -178,7 +181,13 @@ func (s *fakeServer) request(ctx context.Context, m *jsonrpc.Message, stateless 
 		if _, ok := p.Meta[metaClientCapabilities]; !ok || v == "" {
 			return nil, &rpcErr{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta keys"}
 		}
-		if !s.supports(v) {
+		s.mu.Lock()
+		reject := s.cfg.rejectNext > 0
+		if reject {
+			s.cfg.rejectNext--
+		}
+		s.mu.Unlock()
+		if !s.supports(v) || reject {
 			data, _ := json.Marshal(map[string]any{"supported": s.cfg.versions, "requested": v})
 			return nil, &rpcErr{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version", Data: data}
 		}
