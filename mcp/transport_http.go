@@ -162,7 +162,19 @@ func (t *HTTPTransport) sessionStarted() {
 	ctx, stop := context.WithCancel(t.ctx)
 	t.getStop = stop
 	t.wg.Add(1)
-	go t.listen(ctx)
+	opened := make(chan struct{})
+	go t.listen(ctx, opened)
+	t.mu.Unlock()
+	// Wait (briefly) until the server has answered the GET, so that the
+	// stream is in place before the next request: a server may then route
+	// messages to it, and they must not depend on a race.
+	timer := time.NewTimer(2 * time.Second)
+	select {
+	case <-opened:
+	case <-timer.C:
+	}
+	timer.Stop()
+	t.mu.Lock()
 }
 
 func (t *HTTPTransport) resetSession() {
@@ -522,12 +534,16 @@ func (t *HTTPTransport) get(ctx context.Context, lastID string) (io.ReadCloser, 
 // and notifications (e.g. notifications/tools/list_changed), reconnecting
 // after the server's retry time or with a backoff, and giving up when the
 // server offers no stream (405), ends the session (404) or keeps failing.
-func (t *HTTPTransport) listen(ctx context.Context) {
+func (t *HTTPTransport) listen(ctx context.Context, opened chan struct{}) {
 	defer t.wg.Done()
 	st := streamState{}
 	failures := 0
 	for {
 		body, err := t.get(ctx, st.lastID)
+		if opened != nil {
+			close(opened)
+			opened = nil
+		}
 		if err == nil {
 			_, progressed, _ := t.consume(body, jsonrpc.ID{}, &st)
 			body.Close()
