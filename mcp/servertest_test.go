@@ -384,6 +384,11 @@ func (s *fakeServer) expireSessions() {
 // announce sends list_changed on every GET stream.
 func (s *fakeServer) announce() {
 	n, _ := jsonrpc.NewNotification("notifications/tools/list_changed", nil)
+	s.broadcast(n)
+}
+
+// broadcast sends m on every GET stream.
+func (s *fakeServer) broadcast(n *jsonrpc.Message) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for ch := range s.listeners {
@@ -458,7 +463,8 @@ func (s *fakeServer) post(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusAccepted)
 	case jsonrpc.KindResponse:
-		s.record("response")
+		b, _ := jsonrpc.Encode(m)
+		s.record("response " + string(b))
 		w.WriteHeader(http.StatusAccepted)
 	default:
 		s.answer(w, r, m, false)

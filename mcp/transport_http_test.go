@@ -401,3 +401,13 @@ func TestHTTPCloseUnblocks(t *testing.T) {
 		t.Fatal("Close did not end the call")
 	}
 }
+
+func TestHTTPServerPingOnGetStream(t *testing.T) {
+	s := mustHTTP(t, fakeConfig{versions: legacyOnly}, ClientOptions{}, HTTPOptions{})
+	waitFor(t, func() bool { return s.srv.listenerCount() == 1 })
+	ping, _ := jsonrpc.NewRequest(jsonrpc.StringID("srv-1"), "ping", nil)
+	s.srv.broadcast(ping)
+	waitFor(t, func() bool {
+		return slices.Contains(s.srv.methods(), `response {"jsonrpc":"2.0","id":"srv-1","result":{}}`)
+	})
+}
