@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -410,4 +411,50 @@ func TestHTTPServerPingOnGetStream(t *testing.T) {
 	waitFor(t, func() bool {
 		return slices.Contains(s.srv.methods(), `response {"jsonrpc":"2.0","id":"srv-1","result":{}}`)
 	})
+}
+
+// ownGoroutines returns the stacks of goroutines running code of the
+// client, its transports or jsonrpc.Conn.
+func ownGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "agent/mcp.(*HTTPTransport)") || strings.Contains(g, "agent/mcp.(*Client)") ||
+			strings.Contains(g, "agent/mcp/jsonrpc.(*Conn)") || strings.Contains(g, "agent/mcp.(*StdioTransport)") {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func TestNoGoroutinesAfterClose(t *testing.T) {
+	for _, cfg := range []fakeConfig{
+		{versions: legacyOnly, sse: true, listChanged: true},
+		{versions: legacyOnly, dropPrimed: true, retry: 10 * time.Millisecond},
+		{sse: true, listChanged: true},
+	} {
+		s := mustHTTP(t, cfg, ClientOptions{}, HTTPOptions{})
+		if _, err := s.c.ListTools(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.c.CallTool(context.Background(), "progress", nil, CallOptions{Progress: func(Progress) {}}); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		s.c.CallTool(ctx, "block", nil, CallOptions{}) //nolint:errcheck // cut short on purpose
+		cancel()
+		s.c.Close()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := ownGoroutines()
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines left after Close:\n%s", len(left), strings.Join(left, "\n\n"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
