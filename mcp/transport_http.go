@@ -10,6 +10,8 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,9 +25,10 @@ type HTTPOptions struct {
 	// URL is the MCP endpoint.
 	URL string
 	// Header is sent with every request: static headers of the definition
-	// and a header helper's output. The transport's own headers
+	// and a header helper's output. The headers the transport owns
 	// (Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version,
-	// Last-Event-ID, Mcp-Method, Mcp-Name, Mcp-Param-*) take precedence.
+	// Last-Event-ID, Mcp-Method, Mcp-Name, Mcp-Param-*) are dropped from
+	// it: a definition cannot choose a session or forge request metadata.
 	Header http.Header
 	// Client sends the requests. The caller wraps it with the address
 	// policy and the OAuth transport. nil means a client that uses no
@@ -108,9 +111,15 @@ func NewHTTPTransport(opts HTTPOptions) (*HTTPTransport, error) {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}
+	header := http.Header{}
+	for k, v := range opts.Header {
+		if !reservedHeader(k) {
+			header[http.CanonicalHeaderKey(k)] = slices.Clone(v)
+		}
+	}
 	t := &HTTPTransport{
 		url:        u.String(),
-		header:     opts.Header.Clone(),
+		header:     header,
 		client:     client,
 		max:        opts.MaxMessage,
 		retry:      opts.RetryDelay,
@@ -611,6 +620,15 @@ func (t *HTTPTransport) Close() error {
 		}
 	})
 	return nil
+}
+
+func reservedHeader(name string) bool {
+	switch k := http.CanonicalHeaderKey(name); k {
+	case "Content-Type", "Accept", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id", "Mcp-Method", "Mcp-Name":
+		return true
+	default:
+		return strings.HasPrefix(k, "Mcp-Param-")
+	}
 }
 
 // validSessionID: "The session ID MUST only contain visible ASCII

@@ -83,9 +83,8 @@ func TestHTTPSessionServer(t *testing.T) {
 			if hs[0].Get("MCP-Protocol-Version") != Version20260728 || hs[0].Get("Mcp-Method") != "server/discover" {
 				t.Errorf("probe headers %v", hs[0])
 			}
-			if hs[1].Get("MCP-Protocol-Version") != "" || hs[1].Get("Mcp-Session-Id") != "forged" {
-				// The caller's header went out before a session existed;
-				// the transport's own header replaces it afterwards.
+			if hs[1].Get("MCP-Protocol-Version") != "" || hs[1].Get("Mcp-Session-Id") != "" || hs[1].Get("Authorization") != "Bearer t" {
+				// A reserved header of the caller is never sent.
 				t.Errorf("initialize headers %v", hs[1])
 			}
 			for _, h := range hs[2:] {
