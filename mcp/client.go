@@ -285,7 +285,11 @@ func (c *Client) discover(ctx context.Context, modernVs, legacyVs []string) (don
 		case errors.As(err, &pe) && pe.Code == CodeUnsupportedProtocolVersion:
 			var data unsupportedVersionData
 			json.Unmarshal(pe.Data, &data) //nolint:errcheck // missing data means no list
-			if v := newestCommon(modernVs, data.Supported); v != "" && v != version && attempt == 0 {
+			// "The client SHOULD select a mutually supported version from
+			// the supported list and retry the request" (2026-07-28
+			// basic/versioning), once, even when the list names the version
+			// just refused.
+			if v := newestCommon(modernVs, data.Supported); v != "" && attempt == 0 {
 				version = v
 				continue
 			}
@@ -496,10 +500,15 @@ func (c *Client) call(ctx context.Context, method string, p metaParams, o callOp
 		if timedOut && ctx.Err() == nil {
 			return nil, fmt.Errorf("%w after %v: %s", ErrTimeout, c.opts.Timeout, method)
 		}
+		var pe *ProtocolError
+		if st.stateless && attempt > 0 && errors.As(err, &pe) && pe.Code == CodeUnsupportedProtocolVersion {
+			var data unsupportedVersionData
+			json.Unmarshal(pe.Data, &data) //nolint:errcheck // missing data means no list
+			return nil, &VersionError{Offered: c.versions, Supported: data.Supported}
+		}
 		if attempt > 0 || ctx.Err() != nil {
 			return nil, err
 		}
-		var pe *ProtocolError
 		switch {
 		case errors.Is(err, ErrSessionExpired) && !st.stateless && c.http != nil:
 			if rerr := c.reinitialize(ctx, st.gen); rerr != nil {
@@ -516,7 +525,7 @@ func (c *Client) call(ctx context.Context, method string, p metaParams, o callOp
 				}
 			}
 			v := newestCommon(modernVs, data.Supported)
-			if v == "" || v == st.version {
+			if v == "" {
 				return nil, &VersionError{Offered: c.versions, Supported: data.Supported}
 			}
 			c.setProtocol(v, true)

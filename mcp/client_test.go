@@ -74,6 +74,10 @@ func TestNegotiation(t *testing.T) {
 			err: ErrUnsupportedVersion, methods: []string{"server/discover"}},
 		{name: "server chooses an unknown revision", cfg: fakeConfig{versions: legacyOnly, initVersion: "2024-11-05"},
 			err: ErrUnsupportedVersion, chosen: "2024-11-05"},
+		{name: "stateless server refuses once", cfg: fakeConfig{rejectNext: 1}, version: Version20260728, methods: []string{"server/discover", "server/discover"}},
+		{name: "stateless-only server refuses twice", cfg: fakeConfig{versions: []string{Version20260728}, rejectNext: 2}, err: ErrUnsupportedVersion, supported: []string{Version20260728}},
+		{name: "dual-era server refuses twice", cfg: fakeConfig{rejectNext: 2}, version: Version20251125,
+			methods: []string{"server/discover", "server/discover", "initialize", "notifications/initialized"}},
 		{name: "future stateless server", cfg: fakeConfig{versions: []string{"2099-01-01"}}, err: ErrUnsupportedVersion, supported: []string{"2099-01-01"}},
 		{name: "future and session revisions", cfg: fakeConfig{versions: []string{"2099-01-01", Version20251125}}, version: Version20251125,
 			methods: []string{"server/discover", "initialize", "notifications/initialized"}},
@@ -144,6 +148,20 @@ func TestStatelessMeta(t *testing.T) {
 	res, err := p.c.CallTool(context.Background(), "echo", map[string]string{"text": "hi"}, CallOptions{})
 	if err != nil || res.Content[0].Text != "hi" {
 		t.Fatalf("CallTool = %+v, %v", res, err)
+	}
+	// A later UnsupportedProtocolVersion is retried once with a version
+	// from the server's list; a second one in a row is reported.
+	p.srv.mu.Lock()
+	p.srv.cfg.rejectNext = 1
+	p.srv.mu.Unlock()
+	if _, err := p.c.CallTool(context.Background(), "echo", nil, CallOptions{}); err != nil {
+		t.Fatalf("after one refusal: %v", err)
+	}
+	p.srv.mu.Lock()
+	p.srv.cfg.rejectNext = 2
+	p.srv.mu.Unlock()
+	if _, err := p.c.CallTool(context.Background(), "echo", nil, CallOptions{}); !errors.Is(err, ErrUnsupportedVersion) {
+		t.Fatalf("after two refusals: %v", err)
 	}
 }
 

@@ -10,6 +10,7 @@ package mcp
 // cancellation.
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -45,6 +46,9 @@ type fakeConfig struct {
 	noResumeIDs bool          // dropPrimed without an event id (cannot resume)
 	// initVersion overrides the version initialize answers with.
 	initVersion string
+	// rejectNext refuses that many stateless requests with
+	// UnsupportedProtocolVersion although their version is supported.
+	rejectNext int
 }
 
 type fakeServer struct {
@@ -153,7 +157,11 @@ func (s *fakeServer) request(ctx context.Context, m *jsonrpc.Message, stateless 
 		Name      string          `json:"name"`
 		Cursor    string          `json:"cursor"`
 		Arguments json.RawMessage `json:"arguments"`
-		Meta      map[string]any  `json:"_meta"`
+		Meta      struct {
+			ProgressToken      json.RawMessage `json:"progressToken"`
+			ProtocolVersion    string          `json:"io.modelcontextprotocol/protocolVersion"`
+			ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+		} `json:"_meta"`
 		// initialize
 		ProtocolVersion string `json:"protocolVersion"`
 	}
@@ -174,11 +182,17 @@ func (s *fakeServer) request(ctx context.Context, m *jsonrpc.Message, stateless 
 		return r
 	}
 	if stateless {
-		v, _ := p.Meta[metaProtocolVersion].(string)
-		if _, ok := p.Meta[metaClientCapabilities]; !ok || v == "" {
+		v := p.Meta.ProtocolVersion
+		if p.Meta.ClientCapabilities == nil || v == "" {
 			return nil, &rpcErr{Code: jsonrpc.CodeInvalidParams, Message: "missing _meta keys"}
 		}
-		if !s.supports(v) {
+		s.mu.Lock()
+		reject := s.cfg.rejectNext > 0
+		if reject {
+			s.cfg.rejectNext--
+		}
+		s.mu.Unlock()
+		if !s.supports(v) || reject {
 			data, _ := json.Marshal(map[string]any{"supported": s.cfg.versions, "requested": v})
 			return nil, &rpcErr{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version", Data: data}
 		}
@@ -247,7 +261,7 @@ func (s *fakeServer) request(ctx context.Context, m *jsonrpc.Message, stateless 
 			if n, ok := args["steps"].(float64); ok {
 				steps = int(n)
 			}
-			if tok, ok := p.Meta["progressToken"]; ok {
+			if tok := p.Meta.ProgressToken; tok != nil {
 				for i := 1; i <= steps; i++ {
 					n, _ := jsonrpc.NewNotification("notifications/progress", map[string]any{
 						"progressToken": tok, "progress": i, "total": steps, "message": "step " + strconv.Itoa(i),
@@ -288,13 +302,11 @@ func (s *fakeServer) request(ctx context.Context, m *jsonrpc.Message, stateless 
 	return nil, &rpcErr{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + m.Method}
 }
 
+// isStateless: a request of the stateless revision carries its version in
+// _meta. A byte search is exact enough for a test server and keeps it out
+// of the benchmarks' way.
 func isStateless(m *jsonrpc.Message) bool {
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	json.Unmarshal(m.Params, &p) //nolint:errcheck // absent params: not stateless
-	_, ok := p.Meta[metaProtocolVersion]
-	return ok
+	return bytes.Contains(m.Params, []byte(`"`+metaProtocolVersion+`"`))
 }
 
 // ---- over a jsonrpc.Stream ----
@@ -375,6 +387,11 @@ func (s *fakeServer) expireSessions() {
 // announce sends list_changed on every GET stream.
 func (s *fakeServer) announce() {
 	n, _ := jsonrpc.NewNotification("notifications/tools/list_changed", nil)
+	s.broadcast(n)
+}
+
+// broadcast sends m on every GET stream.
+func (s *fakeServer) broadcast(n *jsonrpc.Message) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for ch := range s.listeners {
@@ -449,7 +466,8 @@ func (s *fakeServer) post(w http.ResponseWriter, r *http.Request) {
 		}
 		w.WriteHeader(http.StatusAccepted)
 	case jsonrpc.KindResponse:
-		s.record("response")
+		b, _ := jsonrpc.Encode(m)
+		s.record("response " + string(b))
 		w.WriteHeader(http.StatusAccepted)
 	default:
 		s.answer(w, r, m, false)

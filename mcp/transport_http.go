@@ -10,6 +10,8 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,9 +25,10 @@ type HTTPOptions struct {
 	// URL is the MCP endpoint.
 	URL string
 	// Header is sent with every request: static headers of the definition
-	// and a header helper's output. The transport's own headers
+	// and a header helper's output. The headers the transport owns
 	// (Content-Type, Accept, Mcp-Session-Id, MCP-Protocol-Version,
-	// Last-Event-ID, Mcp-Method, Mcp-Name, Mcp-Param-*) take precedence.
+	// Last-Event-ID, Mcp-Method, Mcp-Name, Mcp-Param-*) are dropped from
+	// it: a definition cannot choose a session or forge request metadata.
 	Header http.Header
 	// Client sends the requests. The caller wraps it with the address
 	// policy and the OAuth transport. nil means a client that uses no
@@ -108,9 +111,15 @@ func NewHTTPTransport(opts HTTPOptions) (*HTTPTransport, error) {
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}
+	header := http.Header{}
+	for k, v := range opts.Header {
+		if !reservedHeader(k) {
+			header[http.CanonicalHeaderKey(k)] = slices.Clone(v)
+		}
+	}
 	t := &HTTPTransport{
 		url:        u.String(),
-		header:     opts.Header.Clone(),
+		header:     header,
 		client:     client,
 		max:        opts.MaxMessage,
 		retry:      opts.RetryDelay,
@@ -162,7 +171,19 @@ func (t *HTTPTransport) sessionStarted() {
 	ctx, stop := context.WithCancel(t.ctx)
 	t.getStop = stop
 	t.wg.Add(1)
-	go t.listen(ctx)
+	opened := make(chan struct{})
+	go t.listen(ctx, opened)
+	t.mu.Unlock()
+	// Wait (briefly) until the server has answered the GET, so that the
+	// stream is in place before the next request: a server may then route
+	// messages to it, and they must not depend on a race.
+	timer := time.NewTimer(2 * time.Second)
+	select {
+	case <-opened:
+	case <-timer.C:
+	}
+	timer.Stop()
+	t.mu.Lock()
 }
 
 func (t *HTTPTransport) resetSession() {
@@ -522,12 +543,16 @@ func (t *HTTPTransport) get(ctx context.Context, lastID string) (io.ReadCloser, 
 // and notifications (e.g. notifications/tools/list_changed), reconnecting
 // after the server's retry time or with a backoff, and giving up when the
 // server offers no stream (405), ends the session (404) or keeps failing.
-func (t *HTTPTransport) listen(ctx context.Context) {
+func (t *HTTPTransport) listen(ctx context.Context, opened chan struct{}) {
 	defer t.wg.Done()
 	st := streamState{}
 	failures := 0
 	for {
 		body, err := t.get(ctx, st.lastID)
+		if opened != nil {
+			close(opened)
+			opened = nil
+		}
 		if err == nil {
 			_, progressed, _ := t.consume(body, jsonrpc.ID{}, &st)
 			body.Close()
@@ -595,6 +620,15 @@ func (t *HTTPTransport) Close() error {
 		}
 	})
 	return nil
+}
+
+func reservedHeader(name string) bool {
+	switch k := http.CanonicalHeaderKey(name); k {
+	case "Content-Type", "Accept", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id", "Mcp-Method", "Mcp-Name":
+		return true
+	default:
+		return strings.HasPrefix(k, "Mcp-Param-")
+	}
 }
 
 // validSessionID: "The session ID MUST only contain visible ASCII

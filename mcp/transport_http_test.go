@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -82,9 +83,8 @@ func TestHTTPSessionServer(t *testing.T) {
 			if hs[0].Get("MCP-Protocol-Version") != Version20260728 || hs[0].Get("Mcp-Method") != "server/discover" {
 				t.Errorf("probe headers %v", hs[0])
 			}
-			if hs[1].Get("MCP-Protocol-Version") != "" || hs[1].Get("Mcp-Session-Id") != "forged" {
-				// The caller's header went out before a session existed;
-				// the transport's own header replaces it afterwards.
+			if hs[1].Get("MCP-Protocol-Version") != "" || hs[1].Get("Mcp-Session-Id") != "" || hs[1].Get("Authorization") != "Bearer t" {
+				// A reserved header of the caller is never sent.
 				t.Errorf("initialize headers %v", hs[1])
 			}
 			for _, h := range hs[2:] {
@@ -399,5 +399,61 @@ func TestHTTPCloseUnblocks(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Close did not end the call")
+	}
+}
+
+func TestHTTPServerPingOnGetStream(t *testing.T) {
+	s := mustHTTP(t, fakeConfig{versions: legacyOnly}, ClientOptions{}, HTTPOptions{})
+	waitFor(t, func() bool { return s.srv.listenerCount() == 1 })
+	ping, _ := jsonrpc.NewRequest(jsonrpc.StringID("srv-1"), "ping", nil)
+	s.srv.broadcast(ping)
+	waitFor(t, func() bool {
+		return slices.Contains(s.srv.methods(), `response {"jsonrpc":"2.0","id":"srv-1","result":{}}`)
+	})
+}
+
+// ownGoroutines returns the stacks of goroutines running code of the
+// client, its transports or jsonrpc.Conn.
+func ownGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "agent/mcp.(*HTTPTransport)") || strings.Contains(g, "agent/mcp.(*Client)") ||
+			strings.Contains(g, "agent/mcp/jsonrpc.(*Conn)") || strings.Contains(g, "agent/mcp.(*StdioTransport)") {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+func TestNoGoroutinesAfterClose(t *testing.T) {
+	for _, cfg := range []fakeConfig{
+		{versions: legacyOnly, sse: true, listChanged: true},
+		{versions: legacyOnly, dropPrimed: true, retry: 10 * time.Millisecond},
+		{sse: true, listChanged: true},
+	} {
+		s := mustHTTP(t, cfg, ClientOptions{}, HTTPOptions{})
+		if _, err := s.c.ListTools(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.c.CallTool(context.Background(), "progress", nil, CallOptions{Progress: func(Progress) {}}); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		s.c.CallTool(ctx, "block", nil, CallOptions{}) //nolint:errcheck // cut short on purpose
+		cancel()
+		s.c.Close()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := ownGoroutines()
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines left after Close:\n%s", len(left), strings.Join(left, "\n\n"))
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -311,3 +311,43 @@ func TestConnFail(t *testing.T) {
 		peer.w.Close()
 	})
 }
+
+func TestConnCancelRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		a, b := pipePair()
+		client := NewConn(a, ConnOptions{})
+		var server *Conn
+		server = NewConn(b, ConnOptions{Handler: HandlerFunc(func(ctx context.Context, m *Message) (any, error) {
+			if m.Kind() == KindNotification {
+				var p struct {
+					RequestID ID `json:"requestId"`
+				}
+				json.Unmarshal(m.Params, &p) //nolint:errcheck // test
+				server.CancelRequest(p.RequestID)
+				return nil, nil
+			}
+			<-ctx.Done()
+			return nil, &Error{Code: -1, Message: "stopped"}
+		})})
+		defer server.Close()
+		defer client.Close()
+		errc := make(chan error, 1)
+		id := client.NextID()
+		go func() {
+			m, _ := NewRequest(id, "block", nil)
+			_, err := client.CallMessage(context.Background(), m)
+			errc <- err
+		}()
+		synctest.Wait()
+		if server.CancelRequest(Int64ID(999)) {
+			t.Error("cancelled an unknown request")
+		}
+		if err := client.Notify(context.Background(), "cancel", map[string]ID{"requestId": id}); err != nil {
+			t.Fatal(err)
+		}
+		var e *Error
+		if err := <-errc; !errors.As(err, &e) || e.Message != "stopped" {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}

@@ -1,0 +1,121 @@
+// Command conformance-client is the MCP client that the official MCP
+// conformance suite drives (decisions.md §7): the suite starts it as
+// `conformance-client SERVER_URL` with the scenario name in
+// MCP_CONFORMANCE_SCENARIO, and judges what the client does against the
+// scenario's server. It is built on the project's own client (package mcp)
+// with nothing added: whatever the suite observes is what the agent does.
+//
+// Plain http is accepted only for loopback servers (the suite's servers
+// listen on localhost); the agent itself leaves address policy to its
+// caller. Exit status 0 means the scenario's steps all succeeded; the
+// suite's checks decide conformance. See interop/README.md.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"time"
+
+	"agent/mcp"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv("MCP_CONFORMANCE_SCENARIO"), os.Stderr))
+}
+
+func run(args []string, scenario string, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: conformance-client SERVER_URL (scenario in MCP_CONFORMANCE_SCENARIO)")
+		return 2
+	}
+	serverURL := args[len(args)-1]
+	if err := checkURL(serverURL); err != nil {
+		fmt.Fprintln(stderr, "conformance-client:", err)
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+	defer cancel()
+	if err := runScenario(ctx, serverURL, scenario, stderr); err != nil {
+		fmt.Fprintf(stderr, "conformance-client: scenario %q: %v\n", scenario, err)
+		return 1
+	}
+	return 0
+}
+
+// checkURL admits https anywhere and http on loopback only.
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return errors.New("the server URL does not parse")
+	}
+	switch u.Scheme {
+	case "https":
+		return nil
+	case "http":
+		host := u.Hostname()
+		if host == "localhost" {
+			return nil
+		}
+		if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+			return nil
+		}
+		return errors.New("plain http is allowed for loopback servers only")
+	}
+	return errors.New("the server URL must be http or https")
+}
+
+func runScenario(ctx context.Context, serverURL, scenario string, stderr io.Writer) error {
+	tr, err := mcp.NewHTTPTransport(mcp.HTTPOptions{URL: serverURL})
+	if err != nil {
+		return err
+	}
+	c, err := mcp.Connect(ctx, tr, mcp.ClientOptions{
+		ClientInfo:   mcp.Implementation{Name: "agent-conformance-client", Version: "1.0.0"},
+		Timeout:      20 * time.Second,
+		OnDiagnostic: func(err error) { fmt.Fprintln(stderr, "conformance-client: note:", err) },
+	})
+	if err != nil {
+		return fmt.Errorf("connecting: %w", err)
+	}
+	defer c.Close()
+	fmt.Fprintf(stderr, "conformance-client: connected with protocol %s\n", c.ProtocolVersion())
+	tools, err := c.ListTools(ctx)
+	if err != nil {
+		return err
+	}
+	switch scenario {
+	case "initialize":
+		// Connecting and listing the tools is the whole scenario.
+		return nil
+	case "tools_call":
+		return callTool(ctx, c, "add_numbers", map[string]any{"a": 5, "b": 3}, stderr)
+	default:
+		// sse-retry and any other scenario: call every tool the server
+		// offers with empty arguments, as a client driven by a model would.
+		for _, t := range tools {
+			if err := callTool(ctx, c, t.Name, map[string]any{}, stderr); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func callTool(ctx context.Context, c *mcp.Client, name string, args map[string]any, stderr io.Writer) error {
+	res, err := c.CallTool(ctx, name, args, mcp.CallOptions{})
+	if err != nil {
+		return err
+	}
+	out, _ := json.Marshal(res.Content)
+	fmt.Fprintf(stderr, "conformance-client: %s -> isError=%v %s\n", name, res.IsError, out)
+	if res.IsError {
+		return fmt.Errorf("tool %s reported an error", name)
+	}
+	return nil
+}
