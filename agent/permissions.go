@@ -42,28 +42,28 @@ type Checker struct {
 	mu       sync.Mutex // serialises AllowForSession
 }
 
-type mode int32
+type permMode int32
 
 const (
-	modeDefault mode = iota
-	modePlan
-	modeAcceptEdits
-	modeBypass
+	permDefault permMode = iota
+	permPlan
+	permAcceptEdits
+	permBypass
 )
 
-func parseMode(s string) mode {
+func parsePermMode(s string) permMode {
 	switch s {
 	case config.ModePlan:
-		return modePlan
+		return permPlan
 	case config.ModeAcceptEdits:
-		return modeAcceptEdits
+		return permAcceptEdits
 	case config.ModeBypass:
-		return modeBypass
+		return permBypass
 	}
-	return modeDefault
+	return permDefault
 }
 
-var modeNames = [...]string{config.ModeDefault, config.ModePlan, config.ModeAcceptEdits, config.ModeBypass}
+var permModeNames = [...]string{config.ModeDefault, config.ModePlan, config.ModeAcceptEdits, config.ModeBypass}
 
 // compiledRule is a rule with its pattern prepared for each target kind;
 // which preparation applies depends on the call's Target.
@@ -124,7 +124,7 @@ func NewChecker(opts CheckerOptions) *Checker {
 	if opts.Workspace == "" {
 		c.ws = ""
 	}
-	c.mode.Store(int32(parseMode(opts.Mode)))
+	c.mode.Store(int32(parsePermMode(opts.Mode)))
 	c.deny = &ruleSet{byTool: map[string][]*compiledRule{}}
 	for _, r := range opts.Deny {
 		c.deny.add(c.compile(r))
@@ -143,12 +143,12 @@ func (c *Checker) SetMode(m string) error {
 	if !config.ValidMode(m) {
 		return fmt.Errorf("unknown permission mode %q", m)
 	}
-	c.mode.Store(int32(parseMode(m)))
+	c.mode.Store(int32(parsePermMode(m)))
 	return nil
 }
 
 // Mode returns the current permission mode.
-func (c *Checker) Mode() string { return modeNames[c.mode.Load()] }
+func (c *Checker) Mode() string { return permModeNames[c.mode.Load()] }
 
 // AllowForSession adds an allow rule for the rest of the session (the
 // prompt answer "allow for this session").
@@ -218,16 +218,16 @@ func (c *Checker) pathPatterns(p string) [][]string {
 	return out
 }
 
-// call is what one Check works out once about its target.
-type call struct {
+// ruleCall is what one Check works out once about its target.
+type ruleCall struct {
 	t           Target
 	host        string
 	segs        []string // Bash: the simple commands
 	substitutes bool
 }
 
-func newCall(t Target) *call {
-	cl := &call{t: t}
+func newRuleCall(t Target) *ruleCall {
+	cl := &ruleCall{t: t}
 	switch t.Kind {
 	case TargetCommand:
 		cl.t.Value = strings.TrimSpace(t.Value)
@@ -250,7 +250,7 @@ func (r *compiledRule) matchCommand(s string) bool {
 // denies reports whether a deny rule matches: for Bash the whole command or
 // any one of its simple commands, so `Bash(rm *)` also catches
 // `make && rm -rf build`.
-func (r *compiledRule) denies(cl *call) bool {
+func (r *compiledRule) denies(cl *ruleCall) bool {
 	if !r.rule.HasPattern {
 		return true
 	}
@@ -285,7 +285,7 @@ func (r *compiledRule) matchesPath(p string) bool {
 // when a rule names it exactly, or when it substitutes no commands and
 // each of its simple commands matches some rule: a wildcard allows
 // arguments, never a second command chained after them.
-func (s *ruleSet) allowedBy(tool string, cl *call) *compiledRule {
+func (s *ruleSet) allowedBy(tool string, cl *ruleCall) *compiledRule {
 	if r := s.each(tool, func(r *compiledRule) bool {
 		if !r.rule.HasPattern {
 			return true
@@ -322,11 +322,11 @@ const (
 )
 
 var (
-	reasonModeRuns = [...]string{
-		modeDefault:     "default mode runs tools that inspect",
-		modePlan:        "plan mode runs tools that inspect",
-		modeAcceptEdits: "acceptEdits mode runs tools that inspect or modify",
-		modeBypass:      "bypassPermissions mode runs every tool",
+	reasonPermModeRuns = [...]string{
+		permDefault:     "default mode runs tools that inspect",
+		permPlan:        "plan mode runs tools that inspect",
+		permAcceptEdits: "acceptEdits mode runs tools that inspect or modify",
+		permBypass:      "bypassPermissions mode runs every tool",
 	}
 	reasonAsk = [...]string{
 		RiskModify:  "tools that modify files need approval in this mode",
@@ -336,24 +336,24 @@ var (
 
 // Check decides one call. See Checker for the order of the rules.
 func (c *Checker) Check(spec ToolSpec, t Target) Verdict {
-	cl := newCall(t)
+	cl := newRuleCall(t)
 	if r := c.deny.each(spec.Name, func(r *compiledRule) bool { return r.denies(cl) }); r != nil {
 		return Verdict{Decision: Deny, Rule: &r.rule, Reason: "denied by the rule " + describeRule(r.rule)}
 	}
-	m := mode(c.mode.Load())
-	if m == modePlan && spec.Risk != RiskInspect {
+	m := permMode(c.mode.Load())
+	if m == permPlan && spec.Risk != RiskInspect {
 		return Verdict{Decision: Deny, Reason: reasonPlan}
 	}
 	outside := t.Kind == TargetPath && t.OutsideWorkspace
-	if !outside && modeRuns(m, spec.Risk) {
-		return Verdict{Decision: Allow, Reason: reasonModeRuns[m]}
+	if !outside && permModeRuns(m, spec.Risk) {
+		return Verdict{Decision: Allow, Reason: reasonPermModeRuns[m]}
 	}
 	if r := c.allow.Load().allowedBy(spec.Name, cl); r != nil {
 		return Verdict{Decision: Allow, Rule: &r.rule, Reason: "allowed by the rule " + describeRule(r.rule)}
 	}
 	v := Verdict{Decision: Ask, Suggest: c.suggest(spec, cl.t)}
 	switch {
-	case outside && (m == modePlan || m == modeBypass):
+	case outside && (m == permPlan || m == permBypass):
 		v.Decision, v.Reason = Deny, reasonOutside+" and no allow rule matches it"
 	case outside:
 		v.Reason = reasonOutside
@@ -365,11 +365,11 @@ func (c *Checker) Check(spec ToolSpec, t Target) Verdict {
 	return v
 }
 
-func modeRuns(m mode, r Risk) bool {
+func permModeRuns(m permMode, r Risk) bool {
 	switch m {
-	case modeBypass:
+	case permBypass:
 		return true
-	case modeAcceptEdits:
+	case permAcceptEdits:
 		return r == RiskInspect || r == RiskModify
 	}
 	return r == RiskInspect
@@ -396,7 +396,7 @@ func (c *Checker) DeniedTool(name string) bool {
 // command containing '*' is suggested as written; the wildcard then also
 // matches other arguments in that position, since commands have no escape.
 func (c *Checker) SuggestRule(spec ToolSpec, t Target) string {
-	return c.suggest(spec, newCall(t).t)
+	return c.suggest(spec, newRuleCall(t).t)
 }
 
 func (c *Checker) suggest(spec ToolSpec, t Target) string {
@@ -416,7 +416,7 @@ func (c *Checker) suggest(spec ToolSpec, t Target) string {
 
 func (c *Checker) pathPattern(p string) string {
 	switch {
-	case c.ws != "" && within(p, c.ws):
+	case c.ws != "" && withinDir(p, c.ws):
 		rel, err := filepath.Rel(c.ws, p)
 		if err == nil {
 			rel = escapeMeta(rel)
@@ -425,7 +425,7 @@ func (c *Checker) pathPattern(p string) string {
 			}
 			return rel
 		}
-	case c.home != "" && c.home != "/" && within(p, c.home):
+	case c.home != "" && c.home != "/" && withinDir(p, c.home):
 		return "~" + escapeMeta(strings.TrimPrefix(p, c.home))
 	}
 	return escapeMeta(p)
@@ -469,7 +469,7 @@ func DeniedMessage(toolName string, v Verdict) string {
 		b.WriteString(".")
 	}
 	if v.Suggest != "" {
-		fmt.Fprintf(&b, " To allow it, add %s to permissions.allow in .agent/settings.json or .agent/settings.local.json.", jsonString(v.Suggest))
+		fmt.Fprintf(&b, " To allow it, add %s to permissions.allow in .agent/settings.json or .agent/settings.local.json.", jsonQuote(v.Suggest))
 	} else if v.Reason == reasonPlan {
 		b.WriteString(" Switch out of plan mode to let it run.")
 	}

@@ -75,11 +75,11 @@ func AllowForProject(workspace string, rule config.Rule) error {
 }
 
 func newLocalSettings(rule string) []byte {
-	return []byte("{\n  \"permissions\": {\n    \"allow\": [\n      " + jsonString(rule) + "\n    ]\n  }\n}\n")
+	return []byte("{\n  \"permissions\": {\n    \"allow\": [\n      " + jsonQuote(rule) + "\n    ]\n  }\n}\n")
 }
 
-// jsonString quotes s as a JSON string, leaving <, > and & readable.
-func jsonString(s string) string {
+// jsonQuote quotes s as a JSON string, leaving <, > and & readable.
+func jsonQuote(s string) string {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -97,9 +97,9 @@ func addAllowRule(data []byte, rule string) ([]byte, bool, error) {
 	if root.Kind != strictjson.Object {
 		return nil, false, fmt.Errorf("%w: the root is %s, not an object", ErrSettingsShape, root.Kind)
 	}
-	d := doc{data: data}
+	d := settingsDoc{data: data}
 	d.index()
-	q := jsonString(rule)
+	q := jsonQuote(rule)
 	unit := "  "
 	if len(root.Members) > 0 {
 		if ind, own := d.indent(d.memberOffset(root.Members[0])); own && ind != "" {
@@ -162,14 +162,14 @@ func addAllowRule(data []byte, rule string) ([]byte, bool, error) {
 	return out, true, nil
 }
 
-// doc locates values of a parsed document in its bytes.
-type doc struct {
+// settingsDoc locates values of a parsed document in its bytes.
+type settingsDoc struct {
 	data       []byte
 	lineStarts []int
 	crlf       bool // the file ends its lines with CR LF; inserted lines do too
 }
 
-func (d *doc) index() {
+func (d *settingsDoc) index() {
 	d.crlf = bytes.Contains(d.data, []byte("\r\n"))
 	d.lineStarts = []int{0}
 	for i, c := range d.data {
@@ -179,15 +179,15 @@ func (d *doc) index() {
 	}
 }
 
-func (d *doc) offset(line, col int) int { return d.lineStarts[line-1] + col - 1 }
+func (d *settingsDoc) offset(line, col int) int { return d.lineStarts[line-1] + col - 1 }
 
-func (d *doc) valueOffset(v *strictjson.Value) int { return d.offset(v.Line, v.Col) }
+func (d *settingsDoc) valueOffset(v *strictjson.Value) int { return d.offset(v.Line, v.Col) }
 
-func (d *doc) memberOffset(m strictjson.Member) int { return d.offset(m.Line, m.Col) }
+func (d *settingsDoc) memberOffset(m strictjson.Member) int { return d.offset(m.Line, m.Col) }
 
 // indent returns the white space that starts the line of off and whether
 // nothing but that white space precedes off on its line.
-func (d *doc) indent(off int) (string, bool) {
+func (d *settingsDoc) indent(off int) (string, bool) {
 	start := off
 	for start > 0 && d.data[start-1] != '\n' {
 		start--
@@ -201,7 +201,7 @@ func (d *doc) indent(off int) (string, bool) {
 
 // keyIndent is the indentation of the line holding key in obj, or "" when
 // the key shares its line with what comes before it.
-func (d *doc) keyIndent(obj *strictjson.Value, key string) string {
+func (d *settingsDoc) keyIndent(obj *strictjson.Value, key string) string {
 	for _, m := range obj.Members {
 		if m.Key == key {
 			ind, _ := d.indent(d.memberOffset(m))
@@ -213,7 +213,7 @@ func (d *doc) keyIndent(obj *strictjson.Value, key string) string {
 
 // end returns the offset just past the value starting at off, in a
 // document already known to be valid.
-func (d *doc) end(off int) int {
+func (d *settingsDoc) end(off int) int {
 	data := d.data
 	switch data[off] {
 	case '"':
@@ -259,7 +259,7 @@ func (d *doc) end(off int) int {
 }
 
 // splice replaces data[at:upto] with s.
-func (d *doc) splice(at, upto int, s string) []byte {
+func (d *settingsDoc) splice(at, upto int, s string) []byte {
 	if d.crlf {
 		s = strings.ReplaceAll(s, "\n", "\r\n")
 	}
@@ -273,7 +273,7 @@ func (d *doc) splice(at, upto int, s string) []byte {
 // the indentation of the line holding obj's key ("" for the root). value
 // builds the member's value given the indentation of the member's line and
 // whether it is laid out one entry per line.
-func (d *doc) addMember(obj *strictjson.Value, isRoot bool, unit, ownIndent, key string, value func(ind string, multi bool) string) []byte {
+func (d *settingsDoc) addMember(obj *strictjson.Value, isRoot bool, unit, ownIndent, key string, value func(ind string, multi bool) string) []byte {
 	if n := len(obj.Members); n > 0 {
 		ind, multi := d.indent(d.memberOffset(obj.Members[0]))
 		at := d.end(d.valueOffset(obj.Members[n-1].Value))
@@ -295,7 +295,7 @@ func (d *doc) addMember(obj *strictjson.Value, isRoot bool, unit, ownIndent, key
 
 // addItem appends the JSON string q to the array arr. ownIndent is the
 // indentation of the line holding the array's key.
-func (d *doc) addItem(arr *strictjson.Value, unit, ownIndent, q string) []byte {
+func (d *settingsDoc) addItem(arr *strictjson.Value, unit, ownIndent, q string) []byte {
 	if n := len(arr.Items); n > 0 {
 		last := arr.Items[n-1]
 		lo := d.valueOffset(last)
@@ -315,7 +315,7 @@ func (d *doc) addItem(arr *strictjson.Value, unit, ownIndent, q string) []byte {
 
 // ownLineKey reports whether the value at off follows a key that starts
 // its line (`  "allow": []`), so the array can be laid out on lines.
-func (d *doc) ownLineKey(off int) bool {
+func (d *settingsDoc) ownLineKey(off int) bool {
 	start := off
 	for start > 0 && d.data[start-1] != '\n' {
 		start--

@@ -94,14 +94,14 @@ func TestAddAllowRuleRefusals(t *testing.T) {
 }
 
 func TestAllowForProject(t *testing.T) {
-	ws := realTemp(t)
-	rule := rules(t, "Bash(go test ./...)")[0]
+	ws := realTempDir(t)
+	rule := mkRules(t, "Bash(go test ./...)")[0]
 	path := config.LocalSettingsPath(ws)
 
 	// Creates the folder and the file.
-	must(t, AllowForProject(ws, rule))
+	mustNil(t, AllowForProject(ws, rule))
 	fi, err := os.Stat(path)
-	must(t, err)
+	mustNil(t, err)
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("new file mode %v", fi.Mode())
 	}
@@ -113,21 +113,21 @@ func TestAllowForProject(t *testing.T) {
 		t.Errorf("new file:\n%s", data)
 	}
 	// The loader reads it back as a local allow rule.
-	s := config.Load(config.Options{Home: realTemp(t), Workspace: ws, Trusted: true})
+	s := config.Load(config.Options{Home: realTempDir(t), Workspace: ws, Trusted: true})
 	if len(s.Permissions.Allow) != 1 || s.Permissions.Allow[0].String() != "Bash(go test ./...)" || s.Permissions.Allow[0].Scope != config.Local {
 		t.Errorf("loaded %+v, diagnostics %v", s.Permissions.Allow, s.Diagnostics)
 	}
 
 	// No duplicate; the file is not even rewritten.
-	must(t, os.Chmod(path, 0o640))
-	must(t, AllowForProject(ws, rule))
+	mustNil(t, os.Chmod(path, 0o640))
+	mustNil(t, AllowForProject(ws, rule))
 	data2, _ := os.ReadFile(path)
 	if string(data2) != string(data) {
 		t.Error("duplicate added")
 	}
 
 	// Another rule keeps the mode and the rest.
-	must(t, AllowForProject(ws, rules(t, "WebFetch(docs.example.com)")[0]))
+	mustNil(t, AllowForProject(ws, mkRules(t, "WebFetch(docs.example.com)")[0]))
 	fi, _ = os.Stat(path)
 	if fi.Mode().Perm() != 0o640 {
 		t.Errorf("mode became %v", fi.Mode())
@@ -139,7 +139,7 @@ func TestAllowForProject(t *testing.T) {
 
 	// Invalid JSON is never overwritten; the error names file and position.
 	bad := "{\n  \"permissions\": {\n    \"allow\": [\"Read\",]\n  }\n}\n"
-	must(t, os.WriteFile(path, []byte(bad), 0o600))
+	mustNil(t, os.WriteFile(path, []byte(bad), 0o600))
 	err = AllowForProject(ws, rule)
 	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "line 3, column") {
 		t.Errorf("invalid JSON: %v", err)
@@ -153,8 +153,8 @@ func TestAllowForProject(t *testing.T) {
 	}
 
 	// A symbolic link in place of the file is refused.
-	must(t, os.Remove(path))
-	must(t, os.Symlink(filepath.Join(ws, "elsewhere.json"), path))
+	mustNil(t, os.Remove(path))
+	mustNil(t, os.Symlink(filepath.Join(ws, "elsewhere.json"), path))
 	if err := AllowForProject(ws, rule); err == nil {
 		t.Error("wrote through a symbolic link")
 	}
@@ -164,9 +164,9 @@ func TestAllowForProject(t *testing.T) {
 }
 
 func TestAllowForProjectLinkedFolder(t *testing.T) {
-	ws := realTemp(t)
-	must(t, os.Symlink(realTemp(t), filepath.Join(ws, ".agent")))
-	if err := AllowForProject(ws, rules(t, "Read")[0]); err == nil {
+	ws := realTempDir(t)
+	mustNil(t, os.Symlink(realTempDir(t), filepath.Join(ws, ".agent")))
+	if err := AllowForProject(ws, mkRules(t, "Read")[0]); err == nil {
 		t.Error("wrote into a linked .agent folder")
 	}
 }

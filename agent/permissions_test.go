@@ -22,7 +22,7 @@ var (
 	mcpSpec   = ToolSpec{Name: "github__create_issue", Risk: RiskExecute}
 )
 
-func rules(t testing.TB, ss ...string) []config.Rule {
+func mkRules(t testing.TB, ss ...string) []config.Rule {
 	t.Helper()
 	var out []config.Rule
 	for _, s := range ss {
@@ -35,8 +35,8 @@ func rules(t testing.TB, ss ...string) []config.Rule {
 	return out
 }
 
-// realTemp is a temporary folder by its real path, as the workspace is.
-func realTemp(t testing.TB) string {
+// realTempDir is a temporary folder by its real path, as the workspace is.
+func realTempDir(t testing.TB) string {
 	t.Helper()
 	d, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -48,7 +48,7 @@ func realTemp(t testing.TB) string {
 // TestModeRiskMatrix covers every mode × risk class × (no rule, an allow
 // rule, a deny rule) of decisions.md §6.
 func TestModeRiskMatrix(t *testing.T) {
-	ws := realTemp(t)
+	ws := realTempDir(t)
 	// A, K, D: Allow, Ask, Deny for (no rule, allow rule, deny rule).
 	want := map[string]map[Risk]string{
 		config.ModeDefault:     {RiskInspect: "AAD", RiskModify: "KAD", RiskExecute: "KAD"},
@@ -83,7 +83,7 @@ func TestModeRiskMatrix(t *testing.T) {
 				for i, setup := range []struct{ allow, deny []string }{{}, {allow: []string{c.rule}}, {deny: []string{c.rule}}} {
 					name := fmt.Sprintf("%s/%s/%s/%s", mode, c.spec.Name, c.rule, [...]string{"none", "allow", "deny"}[i])
 					t.Run(name, func(t *testing.T) {
-						ch := NewChecker(CheckerOptions{Mode: mode, Allow: rules(t, setup.allow...), Deny: rules(t, setup.deny...), Workspace: ws})
+						ch := NewChecker(CheckerOptions{Mode: mode, Allow: mkRules(t, setup.allow...), Deny: mkRules(t, setup.deny...), Workspace: ws})
 						v := ch.Check(c.spec, c.target)
 						if got := code[v.Decision]; got != w[i] {
 							t.Fatalf("decision %v (%s), want %c", v.Decision, v.Reason, w[i])
@@ -105,9 +105,9 @@ func TestModeRiskMatrix(t *testing.T) {
 }
 
 func TestCheckRules(t *testing.T) {
-	ws := realTemp(t)
-	home := realTemp(t)
-	outsideDir := realTemp(t)
+	ws := realTempDir(t)
+	home := realTempDir(t)
+	outsideDir := realTempDir(t)
 	tests := []struct {
 		name        string
 		mode        string
@@ -234,7 +234,7 @@ func TestCheckRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ch := NewChecker(CheckerOptions{Mode: tt.mode, Allow: rules(t, tt.allow...), Deny: rules(t, tt.deny...), Workspace: ws, Home: home})
+			ch := NewChecker(CheckerOptions{Mode: tt.mode, Allow: mkRules(t, tt.allow...), Deny: mkRules(t, tt.deny...), Workspace: ws, Home: home})
 			v := ch.Check(tt.spec, tt.target)
 			if v.Decision != tt.want {
 				t.Fatalf("decision %v (%s), want %v", v.Decision, v.Reason, tt.want)
@@ -265,15 +265,15 @@ func TestCheckRules(t *testing.T) {
 // inside the workspace that leads outside is outside, and a pattern written
 // through a linked folder still matches.
 func TestSymlinkTargets(t *testing.T) {
-	ws := realTemp(t)
-	outside := realTemp(t)
+	ws := realTempDir(t)
+	outside := realTempDir(t)
 	os.WriteFile(filepath.Join(outside, "secret"), []byte("s"), 0o600)
 	os.Mkdir(filepath.Join(ws, "real"), 0o755)
-	must(t, os.Symlink(outside, filepath.Join(ws, "escape")))
-	must(t, os.Symlink(filepath.Join(ws, "real"), filepath.Join(ws, "inner")))
-	must(t, os.Symlink("../..", filepath.Join(ws, "real", "up")))
-	must(t, os.Symlink(filepath.Join(outside, "missing-dir"), filepath.Join(ws, "dangling")))
-	ps := paths{ws: ws}
+	mustNil(t, os.Symlink(outside, filepath.Join(ws, "escape")))
+	mustNil(t, os.Symlink(filepath.Join(ws, "real"), filepath.Join(ws, "inner")))
+	mustNil(t, os.Symlink("../..", filepath.Join(ws, "real", "up")))
+	mustNil(t, os.Symlink(filepath.Join(outside, "missing-dir"), filepath.Join(ws, "dangling")))
+	ps := toolPaths{ws: ws}
 	for _, tc := range []struct {
 		path    string
 		real    string
@@ -300,13 +300,13 @@ func TestSymlinkTargets(t *testing.T) {
 	if _, err := ps.target(""); err == nil {
 		t.Error("empty path accepted")
 	}
-	must(t, os.Symlink("loop", filepath.Join(ws, "loop")))
+	mustNil(t, os.Symlink("loop", filepath.Join(ws, "loop")))
 	if _, err := ps.target("loop/x"); err == nil {
 		t.Error("a link loop resolved")
 	}
 
 	// A deny rule written through the link matches the real path.
-	ch := NewChecker(CheckerOptions{Workspace: ws, Deny: rules(t, "Read(inner/**)"), Allow: rules(t, "Read("+ws+"/escape/**)")})
+	ch := NewChecker(CheckerOptions{Workspace: ws, Deny: mkRules(t, "Read(inner/**)"), Allow: mkRules(t, "Read("+ws+"/escape/**)")})
 	if v := ch.Check(readSpec, Target{Kind: TargetPath, Value: ws + "/real/a.go"}); v.Decision != Deny {
 		t.Errorf("deny through a linked folder: %v", v.Decision)
 	}
@@ -316,7 +316,7 @@ func TestSymlinkTargets(t *testing.T) {
 	}
 }
 
-func must(t testing.TB, err error) {
+func mustNil(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -324,7 +324,7 @@ func must(t testing.TB, err error) {
 }
 
 func TestDeniedTool(t *testing.T) {
-	ch := NewChecker(CheckerOptions{Deny: rules(t, "WebFetch", "Bash(rm *)", "slack__*", "github__delete_repo")})
+	ch := NewChecker(CheckerOptions{Deny: mkRules(t, "WebFetch", "Bash(rm *)", "slack__*", "github__delete_repo")})
 	for name, want := range map[string]bool{
 		"WebFetch": true, "Bash": false, "Read": false,
 		"slack__post": true, "slack__x__y": true, "slackbot__post": false,
@@ -337,14 +337,14 @@ func TestDeniedTool(t *testing.T) {
 }
 
 func TestAllowForSession(t *testing.T) {
-	ws := realTemp(t)
-	ch := NewChecker(CheckerOptions{Workspace: ws, Deny: rules(t, "Bash(rm *)")})
+	ws := realTempDir(t)
+	ch := NewChecker(CheckerOptions{Workspace: ws, Deny: mkRules(t, "Bash(rm *)")})
 	tgt := Target{Kind: TargetCommand, Value: "go test ./..."}
 	if v := ch.Check(bashSpec, tgt); v.Decision != Ask || v.Suggest != "Bash(go test ./...)" {
 		t.Fatalf("%+v", v)
 	}
-	ch.AllowForSession(rules(t, "Bash(go test ./...)")[0])
-	ch.AllowForSession(rules(t, "Bash(go test ./...)")[0]) // no duplicate
+	ch.AllowForSession(mkRules(t, "Bash(go test ./...)")[0])
+	ch.AllowForSession(mkRules(t, "Bash(go test ./...)")[0]) // no duplicate
 	if n := ch.allow.Load().n; n != 1 {
 		t.Errorf("%d session rules", n)
 	}
@@ -352,7 +352,7 @@ func TestAllowForSession(t *testing.T) {
 		t.Errorf("after allowing: %v", v.Decision)
 	}
 	// A session rule never beats a deny rule.
-	ch.AllowForSession(rules(t, "Bash")[0])
+	ch.AllowForSession(mkRules(t, "Bash")[0])
 	if v := ch.Check(bashSpec, Target{Kind: TargetCommand, Value: "rm -rf /"}); v.Decision != Deny {
 		t.Errorf("session allow beat deny: %v", v.Decision)
 	}
@@ -366,14 +366,14 @@ func TestSetMode(t *testing.T) {
 	if err := ch.SetMode("yolo"); err == nil {
 		t.Error("SetMode accepted an unknown mode")
 	}
-	must(t, ch.SetMode(config.ModeAcceptEdits))
+	mustNil(t, ch.SetMode(config.ModeAcceptEdits))
 	if v := ch.Check(writeSpec, Target{Kind: TargetPath, Value: "/w/a"}); v.Decision != Allow {
 		t.Errorf("acceptEdits: %v", v.Decision)
 	}
 }
 
 func TestDeniedMessage(t *testing.T) {
-	ws := realTemp(t)
+	ws := realTempDir(t)
 	ch := NewChecker(CheckerOptions{Workspace: ws, Mode: config.ModeDefault, Deny: []config.Rule{{Tool: "Bash", Pattern: "rm *", HasPattern: true, File: "/p/.agent/settings.json"}}})
 	ask := ch.Check(bashSpec, Target{Kind: TargetCommand, Value: "go test ./..."})
 	got := DeniedMessage("Bash", ask)
@@ -387,26 +387,26 @@ func TestDeniedMessage(t *testing.T) {
 	if got != want {
 		t.Errorf("deny message:\n got %s\nwant %s", got, want)
 	}
-	must(t, ch.SetMode(config.ModePlan))
+	mustNil(t, ch.SetMode(config.ModePlan))
 	got = DeniedMessage("Write", ch.Check(writeSpec, Target{Kind: TargetPath, Value: ws + "/a"}))
 	want = `Permission denied: the Write call was not run because plan mode allows inspection only. Switch out of plan mode to let it run.`
 	if got != want {
 		t.Errorf("plan message:\n got %s\nwant %s", got, want)
 	}
-	must(t, ch.SetMode(config.ModeBypass))
+	mustNil(t, ch.SetMode(config.ModeBypass))
 	got = DeniedMessage("Read", ch.Check(readSpec, Target{Kind: TargetPath, Value: "/etc/hosts", OutsideWorkspace: true}))
 	want = `Permission denied: the Read call was not run because the path is outside the workspace and no allow rule matches it. To allow it, add "Read(/etc/hosts)" to permissions.allow in .agent/settings.json or .agent/settings.local.json.`
 	if got != want {
 		t.Errorf("outside message:\n got %s\nwant %s", got, want)
 	}
 	// Quotes in a suggested command are escaped as JSON needs.
-	got = DeniedMessage("Bash", ch0(t).Check(bashSpec, Target{Kind: TargetCommand, Value: `echo "a<b"`}))
+	got = DeniedMessage("Bash", plainChecker(t).Check(bashSpec, Target{Kind: TargetCommand, Value: `echo "a<b"`}))
 	if !strings.Contains(got, `add "Bash(echo \"a<b\")" to`) {
 		t.Errorf("quoting: %s", got)
 	}
 }
 
-func ch0(t *testing.T) *Checker { return NewChecker(CheckerOptions{Workspace: realTemp(t)}) }
+func plainChecker(t *testing.T) *Checker { return NewChecker(CheckerOptions{Workspace: realTempDir(t)}) }
 
 func TestSplitCommand(t *testing.T) {
 	for _, tc := range []struct {

@@ -84,23 +84,23 @@ func realPath(base, p string) (string, error) {
 	return resolved, nil
 }
 
-// within reports whether the real path p is dir or below it.
-func within(p, dir string) bool {
+// withinDir reports whether the real path p is dir or below it.
+func withinDir(p, dir string) bool {
 	if dir == "/" {
 		return true
 	}
 	return p == dir || strings.HasPrefix(p, dir+"/")
 }
 
-// paths turns the file paths a model sends into real paths.
-type paths struct {
+// toolPaths turns the file paths a model sends into real paths.
+type toolPaths struct {
 	ws   string // the workspace's real path
 	home string
 }
 
 // abs makes a path from the model absolute and clean: relative to the
 // workspace, "~" and "~/..." in the home when one is known.
-func (ps paths) abs(p string) (string, error) {
+func (ps toolPaths) abs(p string) (string, error) {
 	if p == "" {
 		return "", badArgs("the path is empty")
 	}
@@ -118,7 +118,7 @@ func (ps paths) abs(p string) (string, error) {
 
 // resolve returns the real path a file tool would touch and whether it
 // lies outside the workspace.
-func (ps paths) resolve(p string) (real string, outside bool, err error) {
+func (ps toolPaths) resolve(p string) (real string, outside bool, err error) {
 	a, err := ps.abs(p)
 	if err != nil {
 		return "", false, err
@@ -127,10 +127,10 @@ func (ps paths) resolve(p string) (real string, outside bool, err error) {
 	if err != nil {
 		return "", false, fmt.Errorf("resolving %s: %w", a, err)
 	}
-	return real, !within(real, ps.ws), nil
+	return real, !withinDir(real, ps.ws), nil
 }
 
-func (ps paths) target(p string) (Target, error) {
+func (ps toolPaths) target(p string) (Target, error) {
 	real, outside, err := ps.resolve(p)
 	if err != nil {
 		return Target{}, err
