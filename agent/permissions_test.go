@@ -406,7 +406,9 @@ func TestDeniedMessage(t *testing.T) {
 	}
 }
 
-func plainChecker(t *testing.T) *Checker { return NewChecker(CheckerOptions{Workspace: realTempDir(t)}) }
+func plainChecker(t *testing.T) *Checker {
+	return NewChecker(CheckerOptions{Workspace: realTempDir(t)})
+}
 
 func TestSplitCommand(t *testing.T) {
 	for _, tc := range []struct {

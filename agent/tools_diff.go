@@ -9,7 +9,7 @@ import (
 // user only).
 const (
 	diffContext  = 3
-	diffMaxEdits = 1000    // Myers' D; beyond it the changed middle is shown as replaced whole
+	diffMaxEdits = 1000     // Myers' D; beyond it the changed middle is shown as replaced whole
 	diffMaxBytes = 64 << 10 // of the rendered diff
 )
 
