@@ -74,7 +74,44 @@ type compiledRule struct {
 	cmd       string // the pattern as written
 	cmdPrefix string // "npm run test" for the compatible form "npm run test:*"
 	host      string // lower case
-	paths     [][]string
+	paths     []pathPattern
+
+	allowReason, denyReason string // prepared, so Check allocates nothing for them
+}
+
+// pathPattern is a file pattern split at its first wildcard: a literal
+// prefix compared in one step, then segments for matchPath.
+type pathPattern struct {
+	prefix string // "/ws/src" (no trailing '/'); "" when the pattern starts with a wildcard
+	rest   []string
+}
+
+func newPathPattern(segs []string) pathPattern {
+	k := 0
+	for k < len(segs) && !hasMeta(segs[k]) {
+		k++
+	}
+	var pp pathPattern
+	if k > 0 {
+		pp.prefix = "/" + strings.Join(segs[:k], "/")
+	}
+	pp.rest = segs[k:]
+	return pp
+}
+
+func (pp *pathPattern) match(p string) bool {
+	if pp.prefix != "" {
+		if !strings.HasPrefix(p, pp.prefix) {
+			return false
+		}
+		p = p[len(pp.prefix):]
+		if p == "" {
+			p = "/"
+		} else if p[0] != '/' {
+			return false
+		}
+	}
+	return matchPath(pp.rest, p)
 }
 
 type ruleSet struct {
@@ -115,6 +152,12 @@ func (s *ruleSet) each(tool string, f func(*compiledRule) bool) *compiledRule {
 		}
 	}
 	return nil
+}
+
+// forTool returns the rules naming the tool itself and the server
+// wildcards, which apply where their prefix matches the tool's name.
+func (s *ruleSet) forTool(tool string) (own, servers []*compiledRule) {
+	return s.byTool[tool], s.servers
 }
 
 // NewChecker prepares the rules. Patterns are compiled once here, so each
@@ -166,6 +209,8 @@ func (c *Checker) AllowForSession(r config.Rule) {
 
 func (c *Checker) compile(r config.Rule) *compiledRule {
 	cr := &compiledRule{rule: r}
+	cr.allowReason = "allowed by the rule " + describeRule(r)
+	cr.denyReason = "denied by the rule " + describeRule(r)
 	if strings.HasSuffix(r.Tool, "__*") {
 		cr.server = strings.TrimSuffix(r.Tool, "*")
 	}
@@ -186,7 +231,7 @@ func (c *Checker) compile(r config.Rule) *compiledRule {
 // folders before the first wildcard are also resolved through symbolic
 // links, because targets are real paths: a rule written for /tmp/** must
 // still match on a system where /tmp is a link.
-func (c *Checker) pathPatterns(p string) [][]string {
+func (c *Checker) pathPatterns(p string) []pathPattern {
 	tree := strings.HasSuffix(p, "/") && len(p) > 1
 	switch {
 	case p == "~" || strings.HasPrefix(p, "~/"):
@@ -206,19 +251,20 @@ func (c *Checker) pathPatterns(p string) [][]string {
 		p += "/**"
 	}
 	segs := splitSegments(p)
-	out := [][]string{segs}
+	out := []pathPattern{newPathPattern(segs)}
 	k := 0
 	for k < len(segs) && !hasMeta(segs[k]) {
 		k++
 	}
 	prefix := "/" + strings.Join(segs[:k], "/")
 	if real, err := realPath("", prefix); err == nil && real != prefix {
-		out = append(out, append(splitSegments(real), segs[k:]...))
+		out = append(out, newPathPattern(append(splitSegments(real), segs[k:]...)))
 	}
 	return out
 }
 
-// ruleCall is what one Check works out once about its target.
+// ruleCall is what one Check works out once about its target. It lives
+// on the caller's stack.
 type ruleCall struct {
 	t           Target
 	host        string
@@ -226,12 +272,17 @@ type ruleCall struct {
 	substitutes bool
 }
 
-func newRuleCall(t Target) *ruleCall {
-	cl := &ruleCall{t: t}
+// makeRuleCall works out the call; buf is stack space for Bash's simple
+// commands. It returns a value, not a pointer, so that the call and buf
+// stay on the caller's stack.
+func makeRuleCall(t Target, buf []string) ruleCall {
+	var cl ruleCall
+	cl.t = t
 	switch t.Kind {
 	case TargetCommand:
-		cl.t.Value = strings.TrimSpace(t.Value)
-		cl.segs, cl.substitutes = splitCommand(cl.t.Value)
+		cmd := strings.TrimSpace(t.Value)
+		segs, subs := splitCommand(cmd, buf)
+		cl.t.Value, cl.segs, cl.substitutes = cmd, segs, subs
 	case TargetPath:
 		cl.t.Value = filepath.Clean(t.Value)
 	case TargetHost:
@@ -245,6 +296,22 @@ func (r *compiledRule) matchCommand(s string) bool {
 		return true
 	}
 	return matchStar(r.cmd, s)
+}
+
+// denying returns the first deny rule that matches the call.
+func (s *ruleSet) denying(tool string, cl *ruleCall) *compiledRule {
+	own, servers := s.forTool(tool)
+	for _, r := range own {
+		if r.denies(cl) {
+			return r
+		}
+	}
+	for _, r := range servers {
+		if strings.HasPrefix(tool, r.server) && r.denies(cl) {
+			return r
+		}
+	}
+	return nil
 }
 
 // denies reports whether a deny rule matches: for Bash the whole command or
@@ -273,10 +340,26 @@ func (r *compiledRule) denies(cl *ruleCall) bool {
 }
 
 func (r *compiledRule) matchesPath(p string) bool {
-	for _, pat := range r.paths {
-		if matchPath(pat, p) {
+	for i := range r.paths {
+		if r.paths[i].match(p) {
 			return true
 		}
+	}
+	return false
+}
+
+// allowsWhole reports whether an allow rule covers the whole call.
+func (r *compiledRule) allowsWhole(cl *ruleCall) bool {
+	if !r.rule.HasPattern {
+		return true
+	}
+	switch cl.t.Kind {
+	case TargetCommand:
+		return r.cmd == cl.t.Value
+	case TargetPath:
+		return r.matchesPath(cl.t.Value)
+	case TargetHost:
+		return matchStar(r.host, cl.host)
 	}
 	return false
 }
@@ -286,30 +369,35 @@ func (r *compiledRule) matchesPath(p string) bool {
 // each of its simple commands matches some rule: a wildcard allows
 // arguments, never a second command chained after them.
 func (s *ruleSet) allowedBy(tool string, cl *ruleCall) *compiledRule {
-	if r := s.each(tool, func(r *compiledRule) bool {
-		if !r.rule.HasPattern {
-			return true
+	own, servers := s.forTool(tool)
+	for _, r := range own {
+		if r.allowsWhole(cl) {
+			return r
 		}
-		switch cl.t.Kind {
-		case TargetCommand:
-			return r.cmd == cl.t.Value
-		case TargetPath:
-			return r.matchesPath(cl.t.Value)
-		case TargetHost:
-			return matchStar(r.host, cl.host)
-		}
-		return false
-	}); r != nil || cl.t.Kind != TargetCommand || cl.substitutes || len(cl.segs) == 0 {
-		return r
 	}
+	for _, r := range servers {
+		if strings.HasPrefix(tool, r.server) && r.allowsWhole(cl) {
+			return r
+		}
+	}
+	if cl.t.Kind != TargetCommand || cl.substitutes || len(cl.segs) == 0 {
+		return nil
+	}
+	// Server rules carry no pattern and were tried above.
 	var first *compiledRule
 	for _, seg := range cl.segs {
-		r := s.each(tool, func(r *compiledRule) bool { return r.rule.HasPattern && r.matchCommand(seg) })
-		if r == nil {
+		var found *compiledRule
+		for _, r := range own {
+			if r.rule.HasPattern && r.matchCommand(seg) {
+				found = r
+				break
+			}
+		}
+		if found == nil {
 			return nil
 		}
 		if first == nil {
-			first = r
+			first = found
 		}
 	}
 	return first
@@ -336,9 +424,10 @@ var (
 
 // Check decides one call. See Checker for the order of the rules.
 func (c *Checker) Check(spec ToolSpec, t Target) Verdict {
-	cl := newRuleCall(t)
-	if r := c.deny.each(spec.Name, func(r *compiledRule) bool { return r.denies(cl) }); r != nil {
-		return Verdict{Decision: Deny, Rule: &r.rule, Reason: "denied by the rule " + describeRule(r.rule)}
+	var buf [8]string
+	cl := makeRuleCall(t, buf[:0])
+	if r := c.deny.denying(spec.Name, &cl); r != nil {
+		return Verdict{Decision: Deny, Rule: &r.rule, Reason: r.denyReason}
 	}
 	m := permMode(c.mode.Load())
 	if m == permPlan && spec.Risk != RiskInspect {
@@ -348,8 +437,8 @@ func (c *Checker) Check(spec ToolSpec, t Target) Verdict {
 	if !outside && permModeRuns(m, spec.Risk) {
 		return Verdict{Decision: Allow, Reason: reasonPermModeRuns[m]}
 	}
-	if r := c.allow.Load().allowedBy(spec.Name, cl); r != nil {
-		return Verdict{Decision: Allow, Rule: &r.rule, Reason: "allowed by the rule " + describeRule(r.rule)}
+	if r := c.allow.Load().allowedBy(spec.Name, &cl); r != nil {
+		return Verdict{Decision: Allow, Rule: &r.rule, Reason: r.allowReason}
 	}
 	v := Verdict{Decision: Ask, Suggest: c.suggest(spec, cl.t)}
 	switch {
@@ -396,7 +485,9 @@ func (c *Checker) DeniedTool(name string) bool {
 // command containing '*' is suggested as written; the wildcard then also
 // matches other arguments in that position, since commands have no escape.
 func (c *Checker) SuggestRule(spec ToolSpec, t Target) string {
-	return c.suggest(spec, newRuleCall(t).t)
+	var buf [8]string
+	cl := makeRuleCall(t, buf[:0])
+	return c.suggest(spec, cl.t)
 }
 
 func (c *Checker) suggest(spec ToolSpec, t Target) string {

@@ -224,7 +224,9 @@ func matchPath(pat []string, p string) bool {
 // It is a guard rail for rules, not a shell parser: quoting is honoured,
 // redirections such as 2>&1 stay inside their command, and an unbalanced
 // quote counts as a substitution (nothing wildcard-allowed).
-func splitCommand(cmd string) (segs []string, substitutes bool) {
+//
+// The segments are appended to segs, so a caller can offer stack space.
+func splitCommand(cmd string, segs []string) (_ []string, substitutes bool) {
 	start := 0
 	cut := func(end, next int) {
 		if s := strings.TrimSpace(cmd[start:end]); s != "" {

@@ -427,7 +427,7 @@ func TestSplitCommand(t *testing.T) {
 		{"(cd x && make)\n", []string{"cd x", "make"}, false},
 		{"", nil, false},
 	} {
-		segs, subs := splitCommand(tc.cmd)
+		segs, subs := splitCommand(tc.cmd, nil)
 		if fmt.Sprint(segs) != fmt.Sprint(tc.segs) || subs != tc.subs {
 			t.Errorf("%q: %q %v, want %q %v", tc.cmd, segs, subs, tc.segs, tc.subs)
 		}
@@ -494,7 +494,7 @@ func FuzzRuleMatch(f *testing.F) {
 		if !strings.HasPrefix(pat, "/") || !strings.HasPrefix(s, "/") || strings.ContainsAny(pat, "?[\\") {
 			// Path patterns: compare only the star forms with the reference.
 			matchPath(splitSegments(pat), s) // must not panic
-			splitCommand(s)
+			splitCommand(s, nil)
 			return
 		}
 		if got, want := matchPath(splitSegments(pat), s), refPath(pat, s); got != want {
