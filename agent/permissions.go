@@ -14,7 +14,7 @@ import (
 type CheckerOptions struct {
 	Mode        string        // a config.Mode* value; "" or an unknown value means default
 	Allow, Deny []config.Rule // from the merged settings (config.Permissions)
-	Workspace   string        // the workspace's real path: relative patterns start here
+	Workspace   string        // the workspace's real path: relative patterns start here (without it they match nothing)
 	Home        string        // "~/" in patterns; "" leaves such patterns unmatched
 }
 
