@@ -73,6 +73,7 @@ type compiledRule struct {
 
 	cmd       string // the pattern as written
 	cmdPrefix string // "npm run test" for the compatible form "npm run test:*"
+	cmdWords  string // "npm run test *", the same with arguments
 	host      string // lower case
 	paths     []pathPattern
 
@@ -219,7 +220,7 @@ func (c *Checker) compile(r config.Rule) *compiledRule {
 	}
 	cr.cmd = strings.TrimSpace(r.Pattern)
 	if p, ok := strings.CutSuffix(cr.cmd, ":*"); ok {
-		cr.cmdPrefix = p
+		cr.cmdPrefix, cr.cmdWords = p, p+" *"
 	}
 	cr.host = strings.ToLower(cr.cmd)
 	cr.paths = c.pathPatterns(r.Pattern)
@@ -292,7 +293,7 @@ func makeRuleCall(t Target, buf []string) ruleCall {
 }
 
 func (r *compiledRule) matchCommand(s string) bool {
-	if r.cmdPrefix != "" && (matchStar(r.cmdPrefix, s) || matchStar(r.cmdPrefix+" *", s)) {
+	if r.cmdPrefix != "" && (matchStar(r.cmdPrefix, s) || matchStar(r.cmdWords, s)) {
 		return true
 	}
 	return matchStar(r.cmd, s)

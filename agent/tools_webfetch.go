@@ -271,7 +271,6 @@ func htmlToText(s string, base *url.URL) string {
 					s = s[end:]
 				}
 			}
-		case "title":
 		case "br":
 			newline(1)
 		case "p", "div", "section", "article", "header", "footer", "nav", "main", "aside", "table",
