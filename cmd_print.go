@@ -13,6 +13,7 @@ import (
 
 	"agent/agent"
 	"agent/config"
+	"agent/internal/netguard"
 	"agent/providers"
 )
 
@@ -101,6 +102,14 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 	if f.isSet("system-prompt") {
 		system = sf.systemPrompt
 	}
+	mode := sf.mode
+	if mode == "" {
+		mode = s.Permissions.DefaultMode
+	}
+	if mode == "" {
+		mode = config.ModeDefault
+	}
+	checker := agent.NewChecker(agent.CheckerOptions{Mode: mode, Allow: s.Permissions.Allow, Deny: s.Permissions.Deny, Workspace: ws, Home: e.home})
 	id := agent.NewID()
 	tr, err := agent.CreateTranscript(e.home, agent.Header{ID: id, Workspace: ws, Provider: choice.ProviderID, Model: choice.Model})
 	if err != nil {
@@ -108,9 +117,9 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 	}
 	sess, err := agent.NewSession(agent.SessionOptions{
 		ID: id, Provider: prov, ProviderID: choice.ProviderID, Model: choice.Model, SystemPrompt: system,
-		// The built-in tools and the permission checker are not part of
-		// this build yet: print mode answers without tools.
-		Workspace: ws, Transcript: tr,
+		Tools:       agent.BuiltinTools(agent.BuiltinOptions{Workspace: ws, Home: e.home, Network: netguard.Policy{Allowed: s.AllowedNetworks}}),
+		Permissions: checker,
+		Workspace:   ws, Transcript: tr,
 	})
 	if err != nil {
 		tr.Close()

@@ -1,10 +1,6 @@
 package agent
 
-import (
-	"fmt"
-
-	"agent/config"
-)
+import "agent/config"
 
 // Decision is the outcome of a permission check.
 type Decision int
@@ -59,19 +55,4 @@ type Permissions interface {
 	Check(spec ToolSpec, t Target) Verdict
 	AllowForSession(rule config.Rule)
 	DeniedTool(name string) bool
-}
-
-// DeniedMessage is the tool result for a call that did not run
-// (decisions.md §6): it names the tool, says it was denied and why, and
-// names the rule that would allow it. The turn goes on.
-func DeniedMessage(tool string, v Verdict) string {
-	msg := fmt.Sprintf("The %s tool call was denied", tool)
-	if v.Reason != "" {
-		msg += " (" + v.Reason + ")"
-	}
-	msg += ". Do not retry it."
-	if v.Suggest != "" {
-		msg += fmt.Sprintf(" The user can allow it with the permission rule %q in permissions.allow of .agent/settings.json or .agent/settings.local.json.", v.Suggest)
-	}
-	return msg
 }

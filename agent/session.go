@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"agent/config"
+	"agent/internal/jsonschema"
 	"agent/providers"
 )
 
@@ -54,15 +55,12 @@ type SessionOptions struct {
 	Permissions  Permissions // nil: every call that is not inspection is denied
 	Prompter     Prompter    // nil: headless
 	Workspace    string
-	// PersistRule records an "allow for this project" answer; nil: such
-	// an answer allows for this session only, with a notice.
+	// PersistRule records an "allow for this project" answer; nil writes
+	// it with AllowForProject to the workspace's .agent/settings.local.json.
 	PersistRule func(config.Rule) error
-	// ValidateArgs checks a call's arguments against its tool's schema;
-	// nil: the arguments must be a JSON object.
-	ValidateArgs func(spec ToolSpec, args json.RawMessage) error
-	Transcript   *Transcript         // nil: not recorded
-	History      []providers.Message // a resumed conversation
-	Logger       *slog.Logger        // nil: silent
+	Transcript  *Transcript         // nil: not recorded
+	History     []providers.Message // a resumed conversation
+	Logger      *slog.Logger        // nil: silent
 }
 
 // TurnRequest is one prompt for a session.
@@ -119,6 +117,8 @@ type Session struct {
 	model     string
 	provider  providers.Provider
 	provID    string
+
+	schemas map[string]compiledSchema
 
 	wake chan struct{}
 	done chan struct{}
@@ -659,7 +659,7 @@ func (s *Session) ask(ctx context.Context, t *Turn, spec ToolSpec, c providers.T
 		if ans == AllowProject {
 			persist := s.opts.PersistRule
 			if persist == nil {
-				persist = func(config.Rule) error { return errors.New("no project settings writer configured") }
+				persist = func(r config.Rule) error { return AllowForProject(s.opts.Workspace, r) }
 			}
 			if err := persist(rule); err != nil {
 				s.emit(Event{Kind: EventBackground, Turn: t.ID, Text: fmt.Sprintf("could not save the rule %s: %v (allowed for this session only)", rule, err)})
@@ -672,15 +672,27 @@ func (s *Session) ask(ctx context.Context, t *Turn, spec ToolSpec, c providers.T
 	return v
 }
 
-// validateArgs checks a call's arguments: always a JSON object, and the
-// tool's schema when a validator is configured.
+// validateArgs checks a call's arguments against its tool's JSON Schema
+// (compiled once per schema). A schema that does not compile refuses every
+// call of that tool rather than letting unchecked arguments through.
 func (s *Session) validateArgs(spec ToolSpec, args json.RawMessage) error {
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
-		return errors.New("the arguments must be a JSON object")
+	s.mu.Lock()
+	if s.schemas == nil {
+		s.schemas = map[string]compiledSchema{}
 	}
-	if s.opts.ValidateArgs != nil {
-		return s.opts.ValidateArgs(spec, args)
+	c, ok := s.schemas[string(spec.Schema)]
+	if !ok {
+		c.schema, c.err = jsonschema.Compile(spec.Schema, jsonschema.Options{})
+		s.schemas[string(spec.Schema)] = c
 	}
-	return nil
+	s.mu.Unlock()
+	if c.err != nil {
+		return fmt.Errorf("the tool's schema is unusable: %w", c.err)
+	}
+	return c.schema.Validate(args)
+}
+
+type compiledSchema struct {
+	schema *jsonschema.Schema
+	err    error
 }
