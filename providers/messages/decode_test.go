@@ -1,11 +1,8 @@
 package messages
 
 import (
-	"bytes"
 	"context"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"agent/internal/sse"
@@ -13,63 +10,12 @@ import (
 	pt "agent/providers/providertest"
 )
 
-// decodeAll runs the pure decoder over an event stream and checks the
-// stream invariants: known event types only, nothing after the end marker
-// or an error, and Finish last.
-func decodeAll(t testing.TB, data []byte) {
-	rd := sse.NewReader(bytes.NewReader(data), sse.Options{MaxLine: 1 << 16})
-	d := NewDecoder()
-	var out []providers.Event
-	check := func(evs []providers.Event) {
-		for i, ev := range evs {
-			if ev.Type < providers.EventTextDelta || ev.Type > providers.EventFinish {
-				t.Fatalf("unknown event type %d", ev.Type)
-			}
-			if ev.Type == providers.EventFinish && i != len(evs)-1 {
-				t.Fatalf("finish is not last: %+v", evs)
-			}
-		}
-	}
-	for {
-		ev, err := rd.Next()
-		if err == io.EOF {
-			evs, _ := d.End(out[:0])
-			check(evs)
-			return
-		}
-		if err != nil {
-			return
-		}
-		evs, done, err := d.Decode(ev, out[:0])
-		check(evs)
-		if done || err != nil {
-			if done && (len(evs) == 0 || evs[len(evs)-1].Type != providers.EventFinish) {
-				t.Fatalf("done without finish: %+v", evs)
-			}
-			return
-		}
-		for _, e := range evs {
-			if e.Type == providers.EventFinish {
-				t.Fatalf("finish before the end marker")
-			}
-		}
-		out = evs
-	}
-}
-
 func FuzzDecoder(f *testing.F) {
-	files, _ := filepath.Glob("testdata/*.sse")
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data)
-	}
+	pt.SeedFromTestdata(f)
 	f.Add([]byte("data: {\"type\":\"content_block_delta\",\"index\":99,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n"))
 	f.Add([]byte("data: {\"type\":\"content_block_start\",\"index\":-1,\"content_block\":{}}\n\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		decodeAll(t, data)
+		pt.CheckDecoder(t, func() providers.Decoder { return NewDecoder() }, data)
 	})
 }
 

@@ -17,12 +17,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"agent/internal/sse"
 	"agent/providers"
 )
 
@@ -349,4 +351,63 @@ func leaked() string {
 		}
 	}
 	return strings.Join(out, "\n\n")
+}
+
+// CheckDecoder runs a fresh decoder over an event stream and fails t when
+// a stream invariant breaks: only known event types, Finish last in its
+// batch, "done" only with a Finish, no Finish before the end marker, and
+// nothing after the end marker or an error. Decoder fuzz targets of every
+// API surface share it.
+func CheckDecoder(t testing.TB, newDecoder func() providers.Decoder, data []byte) {
+	rd := sse.NewReader(bytes.NewReader(data), sse.Options{MaxLine: 1 << 16})
+	d := newDecoder()
+	var out []providers.Event
+	check := func(evs []providers.Event) {
+		for i, ev := range evs {
+			if ev.Type < providers.EventTextDelta || ev.Type > providers.EventFinish {
+				t.Fatalf("unknown event type %d", ev.Type)
+			}
+			if ev.Type == providers.EventFinish && i != len(evs)-1 {
+				t.Fatalf("finish is not last: %+v", evs)
+			}
+		}
+	}
+	for {
+		ev, err := rd.Next()
+		if err == io.EOF {
+			evs, _ := d.End(out[:0])
+			check(evs)
+			return
+		}
+		if err != nil {
+			return
+		}
+		evs, done, err := d.Decode(ev, out[:0])
+		check(evs)
+		if done || err != nil {
+			if done && (len(evs) == 0 || evs[len(evs)-1].Type != providers.EventFinish) {
+				t.Fatalf("done without finish: %+v", evs)
+			}
+			return
+		}
+		for _, e := range evs {
+			if e.Type == providers.EventFinish {
+				t.Fatalf("finish before the end marker")
+			}
+		}
+		out = evs
+	}
+}
+
+// SeedFromTestdata adds every testdata/*.sse file of the calling package
+// to a fuzz corpus.
+func SeedFromTestdata(f *testing.F) {
+	files, _ := filepath.Glob("testdata/*.sse")
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
 }
