@@ -2,6 +2,7 @@ package providers
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -160,4 +161,28 @@ func (e Effort) Valid() bool {
 		return true
 	}
 	return false
+}
+
+// Prepare is the opening of every surface's request building: it
+// validates req and returns the model it names, or defaultModel. Errors
+// are *Error values that name the provider.
+func Prepare(req *Request, defaultModel, provider string) (string, error) {
+	err := req.Validate()
+	model := req.Model
+	if model == "" {
+		model = defaultModel
+	}
+	if err == nil && model == "" {
+		err = Invalid("no model: name one in the request or the provider's options")
+	}
+	return model, NameProvider(err, provider)
+}
+
+// NameProvider sets the provider of an *Error that names none.
+func NameProvider(err error, provider string) error {
+	var pe *Error
+	if errors.As(err, &pe) && pe.Provider == "" {
+		pe.Provider = provider
+	}
+	return err
 }

@@ -164,20 +164,11 @@ func (c *Client) Chat(ctx context.Context, req *providers.Request) (*providers.S
 // and the model it names.
 func (c *Client) Body(req *providers.Request) ([]byte, string, error) {
 	fail := func(err error) ([]byte, string, error) {
-		if pe, ok := err.(*providers.Error); ok && pe.Provider == "" {
-			pe.Provider = c.opts.Name
-		}
+		return nil, "", providers.NameProvider(err, c.opts.Name)
+	}
+	model, err := providers.Prepare(req, c.opts.DefaultModel, c.opts.Name)
+	if err != nil {
 		return nil, "", err
-	}
-	if err := req.Validate(); err != nil {
-		return fail(err)
-	}
-	model := req.Model
-	if model == "" {
-		model = c.opts.DefaultModel
-	}
-	if model == "" {
-		return fail(providers.Invalid("no model: name one in the request or the provider's options"))
 	}
 	caps := c.Capabilities(model)
 	if err := checkCaps(req, caps); err != nil {

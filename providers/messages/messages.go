@@ -201,20 +201,11 @@ var thinkingBudget = map[providers.Effort]int{
 // and the model it names.
 func (p *Provider) Body(req *providers.Request) ([]byte, string, error) {
 	fail := func(err error) ([]byte, string, error) {
-		if pe, ok := err.(*providers.Error); ok {
-			pe.Provider = "messages"
-		}
+		return nil, "", providers.NameProvider(err, "messages")
+	}
+	model, err := providers.Prepare(req, p.opts.DefaultModel, "messages")
+	if err != nil {
 		return nil, "", err
-	}
-	if err := req.Validate(); err != nil {
-		return fail(err)
-	}
-	model := req.Model
-	if model == "" {
-		model = p.opts.DefaultModel
-	}
-	if model == "" {
-		return fail(providers.Invalid("no model: name one in the request or the provider's options"))
 	}
 	if req.ResponseFormat.Type == providers.FormatJSONObject {
 		return fail(providers.Invalid("the messages API has no json_object format; use a json_schema format"))
