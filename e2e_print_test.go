@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"agent/internal/fakemodel"
 )
@@ -118,5 +122,36 @@ func TestE2EPrintFailedTurn(t *testing.T) {
 	r := s.run("", "-p", "hi")
 	if r.Code != 1 || r.Stdout != "" || !strings.Contains(r.Stderr, "the turn failed") {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// Ctrl-C during a print-mode turn aborts it and exits 130 (cli.md).
+func TestE2EPrintInterrupted(t *testing.T) {
+	s, srv := printSandbox(t, fakemodel.Reply{Text: "never finishing", Hang: true})
+	cmd := exec.Command(agentBinary(t), "-p", "wait")
+	cmd.Dir = s.Work
+	cmd.Env = []string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH")}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-srv.Started():
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("no model request")
+	}
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("did not exit after SIGINT")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d, stdout %q stderr %q", code, out.String(), errb.String())
 	}
 }

@@ -143,7 +143,6 @@ func findCommand(args []string) (*command, []string) {
 // groups are command words that only lead to subcommands.
 var groups = map[string]string{
 	"mcp":         "MCP servers: status, sign-in, serving",
-	"session":     "background sessions",
 	"keybindings": "the keybindings overrides file",
 }
 

@@ -44,15 +44,19 @@ func ResolveModel(f ModelFlags, s *config.Settings) (ModelChoice, error) {
 		c.ProviderID = f.Provider
 	case s != nil && s.DefaultModel != nil:
 		c.ProviderID = s.DefaultModel.Provider
-		c.Model = s.DefaultModel.Model
 	default:
 		return c, fmt.Errorf("%w: pass --provider ID (messages, responses, genai, reasoning, regional, local) or set defaultModel in ~/.agent/settings.json", ErrNoModel)
+	}
+	// The model: the flag; else defaultModel's when it names this
+	// provider; else providers.<id>.model; else the provider's default.
+	if s != nil && s.DefaultModel != nil && s.DefaultModel.Provider == c.ProviderID {
+		c.Model = s.DefaultModel.Model
 	}
 	if s != nil {
 		c.Settings = s.Providers[c.ProviderID]
 	}
 	if c.Settings != nil {
-		if c.Model == "" || (s.DefaultModel != nil && s.DefaultModel.Provider != c.ProviderID) {
+		if c.Model == "" {
 			c.Model = c.Settings.Model
 		}
 		c.BaseURL = c.Settings.BaseURL

@@ -259,7 +259,10 @@ func (s *Session) Run(ctx context.Context, prompt string) (TurnResult, error) {
 	}
 	res, err := t.Wait(ctx)
 	if err != nil {
-		t.cancel(ErrAborted)
+		// Withdraw it if it still waits; abort it if it runs.
+		if !s.CancelQueued(t.ID) {
+			t.cancel(ErrAborted)
+		}
 		<-t.done
 		return t.res, err
 	}
