@@ -255,3 +255,45 @@ func TestWatcherSkipsUnchangedStatus(t *testing.T) {
 		t.Error("missed a change of modification time")
 	}
 }
+
+// TestWatcherPartialWrite: an editor that truncates and then writes in
+// place leaves an empty file for a moment; a look that falls between the
+// two steps reports nothing, and the finished file applies without any
+// notice. A problem that stays is reported on the next look.
+func TestWatcherPartialWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keybindings.json")
+	w := &Watcher{path: path, current: keys.Defaults()}
+	if _, changed := w.poll(time.Now(), true); !changed {
+		t.Fatal("first poll")
+	}
+	write(t, path, "")
+	if u, changed := w.poll(time.Now(), false); changed {
+		t.Fatalf("mid-write look reported %+v", u)
+	}
+	write(t, path, `{"version": 1, "bindings": {"recovery": {"retry": "r"}}}`)
+	u, changed := w.poll(time.Now(), false)
+	if !changed || u.Notices != nil {
+		t.Fatalf("finished write: changed=%v %+v", changed, u)
+	}
+	if a, _ := u.Keymap.Lookup(keys.Recovery, stroke(t, "r")); a != keys.ActRetry {
+		t.Fatalf("finished write did not apply: %+v", u)
+	}
+
+	write(t, path, `{"version": 1`)
+	if _, changed := w.poll(time.Now(), false); changed {
+		t.Fatal("first look at a broken file reported at once")
+	}
+	u, changed = w.poll(time.Now(), false)
+	if !changed || len(u.Notices) != 1 || !strings.Contains(u.Notices[0], path) {
+		t.Fatalf("second look at a broken file: changed=%v %+v", changed, u)
+	}
+	if _, changed := w.poll(time.Now(), false); changed {
+		t.Fatal("a broken file reported twice")
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if u, changed = w.poll(time.Now(), false); !changed || u.Keymap != keys.Defaults() {
+		t.Fatalf("removed: changed=%v %+v", changed, u)
+	}
+}
