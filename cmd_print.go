@@ -13,16 +13,15 @@ import (
 
 	"agent/agent"
 	"agent/config"
-	"agent/internal/netguard"
 	"agent/providers"
 )
 
 // sessionFlags are the session flags of cli.md.
 type sessionFlags struct {
-	provider, model, baseURL, mode, systemPrompt, outputFormat string
-	print                                                      bool
-	eventGrants, eventProxies                                  []string
-	eventPort                                                  string
+	provider, model, baseURL, mode, systemPrompt, outputFormat, resume string
+	print                                                              bool
+	eventGrants, eventProxies                                          []string
+	eventPort                                                          string
 }
 
 func (sf *sessionFlags) register(f *flagSet) {
@@ -31,6 +30,7 @@ func (sf *sessionFlags) register(f *flagSet) {
 	f.stringVar(&sf.baseURL, "base-url", "URL", "endpoint of the provider's API surface")
 	f.stringVar(&sf.mode, "permission-mode", "MODE", "default, plan, acceptEdits or bypassPermissions")
 	f.stringVar(&sf.systemPrompt, "system-prompt", "TEXT", "replaces the default system message")
+	f.stringVar(&sf.resume, "resume", "ID", "continue the stored session ID (its conversation and transcript)")
 }
 
 // rootFlags parses "agent [flags] [PROMPT]".
@@ -47,7 +47,20 @@ func rootFlags(args []string) (*sessionFlags, *flagSet, []string, error) {
 	return sf, f, ops, err
 }
 
-const defaultSystemPrompt = `You are agent, a coding assistant working in the user's terminal, in the workspace directory. Use the tools to read, search and change files and to run commands; keep answers short and exact.`
+// cliOptions are the options of a headless start from the session flags
+// (decisions.md §6: such starts refuse an untrusted workspace).
+func (e *env) cliOptions(sf *sessionFlags, f *flagSet) agent.CLIOptions {
+	o := agent.CLIOptions{
+		Workspace: e.cwd, Home: e.home, LookupEnv: os.LookupEnv,
+		Provider: sf.provider, Model: sf.model, BaseURL: sf.baseURL, PermissionMode: sf.mode,
+		Headless: true, Resume: sf.resume,
+		Notice: func(line string) { fmt.Fprintln(e.err, "agent: "+sanitizeLine(line)) },
+	}
+	if f.isSet("system-prompt") {
+		o.SystemPrompt = &sf.systemPrompt
+	}
+	return o
+}
 
 // printMode runs `agent -p`: one turn, the answer on stdout (cli.md).
 func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []string) error {
@@ -79,53 +92,12 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 		return usagef("", "print mode needs a prompt (an argument, or on stdin)")
 	}
 
-	s, ws, trusted, err := e.loadSettings()
+	c, err := agent.StartCLI(ctx, e.cliOptions(sf, f))
 	if err != nil {
 		return err
 	}
-	if !trusted {
-		// Headless starts need a trusted workspace (decisions.md §6).
-		return fmt.Errorf("the workspace %s is not trusted: run 'agent trust --yes' there first", ws)
-	}
-	for _, d := range s.Diagnostics {
-		fmt.Fprintln(e.err, "agent: "+sanitizeLine(d.String()))
-	}
-	choice, err := agent.ResolveModel(agent.ModelFlags{Provider: sf.provider, Model: sf.model, BaseURL: sf.baseURL}, s)
-	if err != nil {
-		return err
-	}
-	prov, err := agent.NewProvider(choice, agent.ProviderEnv{Lookup: os.LookupEnv})
-	if err != nil {
-		return err
-	}
-	system := defaultSystemPrompt
-	if f.isSet("system-prompt") {
-		system = sf.systemPrompt
-	}
-	mode := sf.mode
-	if mode == "" {
-		mode = s.Permissions.DefaultMode
-	}
-	if mode == "" {
-		mode = config.ModeDefault
-	}
-	checker := agent.NewChecker(agent.CheckerOptions{Mode: mode, Allow: s.Permissions.Allow, Deny: s.Permissions.Deny, Workspace: ws, Home: e.home})
-	id := agent.NewID()
-	tr, err := agent.CreateTranscript(e.home, agent.Header{ID: id, Workspace: ws, Provider: choice.ProviderID, Model: choice.Model})
-	if err != nil {
-		return err
-	}
-	sess, err := agent.NewSession(agent.SessionOptions{
-		ID: id, Provider: prov, ProviderID: choice.ProviderID, Model: choice.Model, SystemPrompt: system,
-		Tools:       agent.BuiltinTools(agent.BuiltinOptions{Workspace: ws, Home: e.home, Network: netguard.Policy{Allowed: s.AllowedNetworks}}),
-		Permissions: checker,
-		Workspace:   ws, Transcript: tr,
-	})
-	if err != nil {
-		tr.Close()
-		return err
-	}
-	defer sess.Close()
+	defer c.Close()
+	sess, id := c.Session, c.Session.ID()
 
 	out := &lockedWriter{w: e.out}
 	if sf.outputFormat == "stream-json" {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -60,6 +61,7 @@ type SessionOptions struct {
 	PersistRule func(config.Rule) error
 	Transcript  *Transcript         // nil: not recorded
 	History     []providers.Message // a resumed conversation
+	TurnsBefore int                 // turns of a resumed transcript: new turn ids follow them
 	Logger      *slog.Logger        // nil: silent
 }
 
@@ -112,6 +114,7 @@ type Session struct {
 	observers map[int]func(Event)
 	nextObs   int
 	turnSeq   int
+	callSeq   int
 	closed    bool
 	lastUsage providers.Usage
 	model     string
@@ -119,6 +122,11 @@ type Session struct {
 	provID    string
 
 	schemas map[string]compiledSchema
+	// extra are tool groups added while the session runs (an MCP server's
+	// tools, by server name); all is the built-in tools followed by the
+	// groups in name order, rebuilt on a change and read without copying.
+	extra map[string][]Tool
+	all   []Tool
 
 	wake chan struct{}
 	done chan struct{}
@@ -156,6 +164,7 @@ func NewSession(opts SessionOptions) (*Session, error) {
 		model:     opts.Model, provider: opts.Provider, provID: opts.ProviderID,
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		ctx: ctx, stop: stop,
+		turnSeq: opts.TurnsBefore,
 	}
 	go s.loop()
 	return s, nil
@@ -390,7 +399,7 @@ func (s *Session) request(t *Turn, msgs []providers.Message) (providers.Provider
 		req.ToolChoice = providers.ToolChoice{Mode: providers.ToolNone}
 		return p, req
 	}
-	for _, tool := range s.opts.Tools {
+	for _, tool := range s.tools() {
 		spec := tool.Spec()
 		if s.opts.Permissions != nil && s.opts.Permissions.DeniedTool(spec.Name) {
 			continue // a deny rule naming a tool removes it (decisions.md §6)
@@ -586,7 +595,7 @@ func (s *Session) runTools(ctx context.Context, t *Turn, calls []providers.ToolC
 }
 
 func (s *Session) findTool(name string) Tool {
-	for _, tool := range s.opts.Tools {
+	for _, tool := range s.tools() {
 		if tool.Spec().Name == name {
 			return tool
 		}
@@ -597,15 +606,24 @@ func (s *Session) findTool(name string) Tool {
 // runTool validates, checks and runs one call. Whatever the model sent, the
 // answer is a result for the model, never a crash.
 func (s *Session) runTool(ctx context.Context, t *Turn, c providers.ToolCall) Result {
+	return s.callTool(ctx, t, c, t.Req.NoTools)
+}
+
+// callTool is runTool for a turn, or for a direct call when t is nil.
+func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, noTools bool) Result {
+	turnID := ""
+	if t != nil {
+		turnID = t.ID
+	}
 	ev := &ToolEvent{CallID: c.ID, Name: c.Name, Args: c.Arguments}
 	end := func(r Result, denied bool) Result {
 		ev.Result, ev.Denied = &r, denied
-		s.emit(Event{Kind: EventToolEnd, Turn: t.ID, Tool: ev})
+		s.emit(Event{Kind: EventToolEnd, Turn: turnID, Tool: ev})
 		return r
 	}
-	s.emit(Event{Kind: EventToolStart, Turn: t.ID, Tool: ev})
+	s.emit(Event{Kind: EventToolStart, Turn: turnID, Tool: ev})
 	tool := s.findTool(c.Name)
-	if tool == nil || t.Req.NoTools || (s.opts.Permissions != nil && s.opts.Permissions.DeniedTool(c.Name)) {
+	if tool == nil || noTools || (s.opts.Permissions != nil && s.opts.Permissions.DeniedTool(c.Name)) {
 		return end(Result{IsError: true, Content: fmt.Sprintf("There is no tool named %q. Use one of the tools offered.", c.Name)}, false)
 	}
 	spec := tool.Spec()
@@ -624,12 +642,85 @@ func (s *Session) runTool(ctx context.Context, t *Turn, c providers.ToolCall) Re
 		v = s.opts.Permissions.Check(spec, target)
 	}
 	if v.Decision == Ask {
-		v = s.ask(ctx, t, spec, c, target, v)
+		if t == nil {
+			// A direct call comes from outside the session (mcp serve):
+			// nobody here can answer for it (decisions.md §3, §6).
+			v.Decision, v.Reason = Deny, "nobody can answer a permission prompt here"
+		} else {
+			v = s.ask(ctx, t, spec, c, target, v)
+		}
 	}
 	if v.Decision != Allow {
 		return end(Result{IsError: true, Content: DeniedMessage(spec.Name, v)}, true)
 	}
 	return end(tool.Run(ctx, c.Arguments), false)
+}
+
+// tools is the current tool list; callers must not modify it.
+func (s *Session) tools() []Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.all == nil {
+		return s.opts.Tools
+	}
+	return s.all
+}
+
+// SetTools replaces the tools of a group (an MCP server's name); nil or
+// empty removes the group. The next model call offers the new list; a
+// turn that already runs keeps the calls it made.
+func (s *Session) SetTools(group string, tools []Tool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.extra == nil {
+		s.extra = map[string][]Tool{}
+	}
+	if len(tools) == 0 {
+		delete(s.extra, group)
+	} else {
+		s.extra[group] = append([]Tool(nil), tools...)
+	}
+	names := make([]string, 0, len(s.extra))
+	for g := range s.extra {
+		names = append(names, g)
+	}
+	sort.Strings(names)
+	all := append([]Tool(nil), s.opts.Tools...)
+	for _, g := range names {
+		all = append(all, s.extra[g]...)
+	}
+	s.all = all
+}
+
+// ToolSpecs are the tools the session offers: a tool that a deny rule
+// names is left out (decisions.md §6).
+func (s *Session) ToolSpecs() []ToolSpec {
+	var out []ToolSpec
+	for _, tool := range s.tools() {
+		spec := tool.Spec()
+		if s.opts.Permissions != nil && s.opts.Permissions.DeniedTool(spec.Name) {
+			continue
+		}
+		out = append(out, spec)
+	}
+	return out
+}
+
+// CallTool runs one tool outside any turn, for a front end that exposes
+// the session's tools (agent mcp serve): the arguments are validated and
+// the permission check applies, with nobody to answer a prompt, so a call
+// that would ask is denied with the rule that would allow it. It runs
+// concurrently with turns.
+func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessage) Result {
+	s.mu.Lock()
+	closed := s.closed
+	s.callSeq++
+	id := fmt.Sprintf("direct-%d", s.callSeq)
+	s.mu.Unlock()
+	if closed {
+		return Result{IsError: true, Content: ErrClosed.Error()}
+	}
+	return s.callTool(ctx, nil, providers.ToolCall{ID: id, Name: name, Arguments: args}, false)
 }
 
 // ask puts a permission question to the user, or denies where nobody can

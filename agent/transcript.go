@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"agent/config"
@@ -156,6 +158,40 @@ func CreateTranscript(home string, h Header) (*Transcript, error) {
 	return t, nil
 }
 
+// OpenTranscript reopens a stored transcript to append the turns of a
+// resumed session. A torn last line (a crash mid-write) is ended first so
+// the next record starts on its own line.
+func OpenTranscript(home, id string) (*Transcript, error) {
+	if strings.ContainsAny(id, "/\\\x00") || id == "" || id[0] == '.' {
+		return nil, fmt.Errorf("invalid session id %q", id)
+	}
+	path := TranscriptPath(home, id)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening transcript: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("opening transcript %s: not a regular file", path)
+	}
+	t := &Transcript{f: f, path: path}
+	if n := fi.Size(); n > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, n-1); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("reading transcript %s: %w", path, err)
+		}
+		if last[0] != '\n' {
+			if _, err := f.Write([]byte{'\n'}); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("writing transcript %s: %w", path, err)
+			}
+		}
+	}
+	return t, nil
+}
+
 // Path is the transcript's file.
 func (t *Transcript) Path() string { return t.path }
 
@@ -222,6 +258,9 @@ type Loaded struct {
 	Header   Header
 	History  []providers.Message // the conversation, failed turns left out
 	Messages []LoadedMessage     // every message with its turn and sender, for display
+	// Turns is the highest turn number recorded: a resumed session
+	// numbers its turns after it so ids stay unique in the file.
+	Turns int
 }
 
 // LoadedMessage is one message with where it came from.
@@ -266,8 +305,14 @@ func readTranscript(r io.Reader, path string) (*Loaded, error) {
 		}
 		var rec record
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			// A torn last line (a crash mid-write) ends the transcript.
-			break
+			// A torn line (a crash mid-write) is skipped: a resumed
+			// session appends after it (OpenTranscript).
+			continue
+		}
+		if _, n, ok := strings.Cut(rec.Turn, "/"); ok {
+			if k, err := strconv.Atoi(n); err == nil && k > l.Turns {
+				l.Turns = k
+			}
 		}
 		switch rec.Type {
 		case "message":

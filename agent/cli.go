@@ -1,0 +1,195 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"agent/config"
+	"agent/internal/netguard"
+)
+
+// DefaultSystemPrompt is the system message when nothing replaces it.
+const DefaultSystemPrompt = `You are agent, a coding assistant working in the user's terminal, in the workspace directory. Use the tools to read, search and change files and to run commands; keep answers short and exact.`
+
+// UntrustedError refuses a headless start in a workspace that is not
+// trusted (decisions.md §6, seed-mcp-events.md §1 prerequisites).
+type UntrustedError struct{ Workspace string }
+
+func (e *UntrustedError) Error() string {
+	return fmt.Sprintf("the workspace %s is not trusted: run 'agent trust --yes' there first", e.Workspace)
+}
+
+// CLIOptions are what a command-line start knows. The zero value starts a
+// session in the working directory with $HOME's settings, the provider of
+// defaultModel, and nobody to answer permission prompts.
+type CLIOptions struct {
+	Workspace string                      // "": the working directory
+	Home      string                      // "": $HOME
+	LookupEnv func(string) (string, bool) // nil: os.LookupEnv
+
+	// The session flags of cli.md. Invalid values are errors; a caller
+	// that wants usage errors (exit 2) checks them first.
+	Provider, Model, BaseURL string
+	PermissionMode           string  // "": settings' permissions.defaultMode, else default
+	SystemPrompt             *string // nil: DefaultSystemPrompt
+
+	// Headless refuses an untrusted workspace instead of running with
+	// user settings only (decisions.md §6: print mode, background
+	// sessions and mcp serve are headless).
+	Headless bool
+	// Prompter answers permission prompts; nil denies them naming the
+	// rule that would allow the call.
+	Prompter Prompter
+	// Resume continues the stored session with this id: its conversation
+	// is sent again and new turns append to its transcript.
+	Resume string
+	// NoTranscript runs without recording (tests, one-shot embedders).
+	NoTranscript bool
+	// HTTPClient carries provider requests; nil: the default client.
+	HTTPClient *http.Client
+	// Notice receives the startup diagnostics, one line each, unsanitised
+	// (the front end sanitises for its output). nil drops them.
+	Notice func(string)
+}
+
+// CLI is a started command-line session: what every front end (print
+// mode, a background session, mcp serve, the terminal UI, an embedder)
+// drives. Close ends the session and everything it started.
+type CLI struct {
+	Session     *Session
+	Settings    *config.Settings
+	Workspace   string // the workspace's real path
+	Home        string
+	Trusted     bool
+	Model       ModelChoice
+	Permissions *Checker
+	// Resumed is the stored conversation when CLIOptions.Resume was set.
+	Resumed *Loaded
+
+	transcript *Transcript
+}
+
+// StartCLI starts a session the way the command line does: the settings
+// of the workspace with trust gating, the trust check for headless starts,
+// the provider and model of cli.md's resolution, the built-in tools under
+// the permission rules, and the transcript. It is the embedding entry
+// point (seed-mcp-events.md §1.1 rule 3).
+func StartCLI(ctx context.Context, opts CLIOptions) (*CLI, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	lookup := opts.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	home := opts.Home
+	if home == "" {
+		home, _ = lookup("HOME")
+		if home == "" {
+			return nil, errors.New("HOME is not set: the user directory ~/.agent cannot be found")
+		}
+	}
+	ws := opts.Workspace
+	if ws == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("the working directory: %w", err)
+		}
+		ws = wd
+	}
+	ws, err := config.RealPath(ws)
+	if err != nil {
+		return nil, fmt.Errorf("the workspace: %w", err)
+	}
+	trusted, terr := config.IsTrusted(home, ws)
+	trusted = trusted && terr == nil
+	if opts.Headless && !trusted {
+		return nil, &UntrustedError{Workspace: ws}
+	}
+	s := config.Load(config.Options{Home: home, Workspace: ws, Trusted: trusted, Lookup: lookup})
+	if opts.Notice != nil {
+		if terr != nil {
+			opts.Notice(fmt.Sprintf("%v; the workspace is treated as untrusted", terr))
+		}
+		for _, d := range s.Diagnostics {
+			opts.Notice(d.String())
+		}
+	}
+	mode := opts.PermissionMode
+	if mode == "" {
+		mode = s.Permissions.DefaultMode
+	}
+	if mode == "" {
+		mode = config.ModeDefault
+	}
+	if !config.ValidMode(mode) {
+		return nil, fmt.Errorf("permission mode %q: use default, plan, acceptEdits or bypassPermissions", mode)
+	}
+	choice, err := ResolveModel(ModelFlags{Provider: opts.Provider, Model: opts.Model, BaseURL: opts.BaseURL}, s)
+	if err != nil {
+		return nil, err
+	}
+	prov, err := NewProvider(choice, ProviderEnv{Lookup: lookup, HTTPClient: opts.HTTPClient})
+	if err != nil {
+		return nil, err
+	}
+	system := DefaultSystemPrompt
+	if opts.SystemPrompt != nil {
+		system = *opts.SystemPrompt
+	}
+	checker := NewChecker(CheckerOptions{Mode: mode, Allow: s.Permissions.Allow, Deny: s.Permissions.Deny, Workspace: ws, Home: home})
+
+	c := &CLI{Settings: s, Workspace: ws, Home: home, Trusted: trusted, Model: choice, Permissions: checker}
+	id := NewID()
+	var turns int
+	if opts.Resume != "" {
+		l, err := LoadTranscript(home, opts.Resume)
+		if err != nil {
+			return nil, fmt.Errorf("resuming session %s: %w", opts.Resume, err)
+		}
+		if filepath.Clean(l.Header.Workspace) != ws {
+			return nil, fmt.Errorf("resuming session %s: it belongs to the workspace %s, not %s", opts.Resume, l.Header.Workspace, ws)
+		}
+		c.Resumed, id, turns = l, l.Header.ID, l.Turns
+	}
+	if !opts.NoTranscript {
+		if c.Resumed != nil {
+			c.transcript, err = OpenTranscript(home, id)
+		} else {
+			c.transcript, err = CreateTranscript(home, Header{ID: id, Workspace: ws, Provider: choice.ProviderID, Model: choice.Model})
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	so := SessionOptions{
+		ID: id, Provider: prov, ProviderID: choice.ProviderID, Model: choice.Model, SystemPrompt: system,
+		Tools:       BuiltinTools(BuiltinOptions{Workspace: ws, Home: home, Network: netguard.Policy{Allowed: s.AllowedNetworks}}),
+		Permissions: checker, Prompter: opts.Prompter,
+		Workspace: ws, Transcript: c.transcript, TurnsBefore: turns,
+	}
+	if c.Resumed != nil {
+		so.History = c.Resumed.History
+	}
+	c.Session, err = NewSession(so)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Close ends the session and closes the transcript; idempotent.
+func (c *CLI) Close() error {
+	if c.Session != nil {
+		c.Session.Close()
+	}
+	if c.transcript != nil {
+		return c.transcript.Close()
+	}
+	return nil
+}
