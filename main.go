@@ -69,6 +69,9 @@ func commands() []*command {
 		trustStatusCommand(),
 		trustRevokeCommand(),
 		mcpListCommand(),
+		sessionStartCommand(),
+		sessionListCommand(),
+		sessionStopCommand(),
 		keybindingsCheckCommand(),
 	}
 }
@@ -144,6 +147,7 @@ func findCommand(args []string) (*command, []string) {
 var groups = map[string]string{
 	"mcp":         "MCP servers: status, sign-in, serving",
 	"keybindings": "the keybindings overrides file",
+	"session":     "background sessions",
 }
 
 // rootCommand handles "agent" with no known command: --help, --version,
