@@ -9,12 +9,20 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"agent/internal/fakemodel"
 )
 
 func buildProbe(b *testing.B) string {
@@ -63,4 +71,96 @@ func BenchmarkBinaryMCPList50(b *testing.B) {
 	}
 	s.write("~/.agent/settings.json", `{"mcpServers": {`+strings.Join(defs, ",\n")+`}}`)
 	benchBinary(b, s, "mcp", "list")
+}
+
+// BenchmarkBinaryPrint: a whole print-mode run against a fake model on
+// loopback (issue target: peak RSS under 20 MB).
+func BenchmarkBinaryPrint(b *testing.B) {
+	srv := fakemodel.New()
+	defer srv.Close()
+	s := printBenchSandbox(b, srv.URL())
+	benchBinary(b, s, "-p", "what is the answer?")
+}
+
+// printBenchSandbox is a trusted workspace whose default model is at url.
+func printBenchSandbox(b *testing.B, url string) *sandbox {
+	s := newSandbox(b)
+	s.write("~/.agent/settings.json", `{"defaultModel": {"provider": "local", "model": "fake-model"},
+		"providers": {"local": {"baseURL": "`+url+`"}}}`)
+	if r := s.run("", "trust", "--yes"); r.Code != 0 {
+		b.Fatalf("trust: %+v", r)
+	}
+	return s
+}
+
+// firstByteListener records when the first byte of each connection
+// arrives.
+type firstByteListener struct {
+	net.Listener
+	arrived chan time.Time
+}
+
+func (l *firstByteListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &firstByteConn{Conn: c, arrived: l.arrived}, nil
+}
+
+type firstByteConn struct {
+	net.Conn
+	arrived chan time.Time
+	once    sync.Once
+}
+
+func (c *firstByteConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.once.Do(func() {
+			select {
+			case c.arrived <- time.Now():
+			default:
+			}
+		})
+	}
+	return n, err
+}
+
+// BenchmarkBinaryPrintFirstByte: from starting `agent -p` to the first
+// byte of the model request arriving on loopback (issue target: under
+// 10 ms).
+func BenchmarkBinaryPrintFirstByte(b *testing.B) {
+	arrived := make(chan time.Time, 1)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: {\"id\":\"1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	srv.Listener = &firstByteListener{Listener: srv.Listener, arrived: arrived}
+	srv.Start()
+	defer srv.Close()
+	s := printBenchSandbox(b, srv.URL+"/v1")
+	bin := agentBinary(b)
+	var total time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command(bin, "-p", "what is the answer?")
+		cmd.Dir = s.Work
+		cmd.Env = []string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH")}
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		select {
+		case t := <-arrived:
+			total += t.Sub(start)
+		case <-time.After(30 * time.Second):
+			b.Fatal("no request arrived")
+		}
+		if err := cmd.Wait(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms-to-first-byte")
 }

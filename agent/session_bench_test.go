@@ -1,0 +1,81 @@
+package agent
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"agent/providers/chatcompat"
+)
+
+// cannedModel answers every request from memory, so a benchmark measures
+// the runtime (and the stream decoding) without a model or a network.
+// Odd calls ask for a Read of a small file when tools is set; even calls
+// answer with text.
+type cannedModel struct {
+	tools bool
+	n     atomic.Int64
+}
+
+const (
+	cannedText = "data: {\"id\":\"1\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"The answer is 42.\"}}]}\n\n" +
+		"data: {\"id\":\"1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":5}}\n\ndata: [DONE]\n\n"
+	cannedTool = "data: {\"id\":\"1\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"Read\",\"arguments\":\"{\\\"file_path\\\":\\\"notes.txt\\\"}\"}}]}}]}\n\n" +
+		"data: {\"id\":\"1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n"
+)
+
+func (m *cannedModel) Do(req *http.Request) (*http.Response, error) {
+	io.Copy(io.Discard, req.Body)
+	req.Body.Close()
+	body := cannedText
+	if m.tools && m.n.Add(1)%2 == 1 {
+		body = cannedTool
+	}
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
+		Body: io.NopCloser(strings.NewReader(body)), Request: req}, nil
+}
+
+func benchTurns(b *testing.B, tools bool) {
+	ws := b.TempDir()
+	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("some notes\n"), 0o600)
+	p, err := chatcompat.NewLocalProvider(chatcompat.LocalOptions{DefaultModel: "m", Executor: &cannedModel{tools: tools}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := NewSession(SessionOptions{Provider: p, SystemPrompt: DefaultSystemPrompt, Workspace: ws,
+		Tools:       BuiltinTools(BuiltinOptions{Workspace: ws}),
+		Permissions: NewChecker(CheckerOptions{Workspace: ws})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		// A fresh conversation each time would hide the cost of a long
+		// one; keep the history short by resetting every 20 turns.
+		if i%20 == 0 {
+			s.mu.Lock()
+			s.history = nil
+			s.mu.Unlock()
+		}
+		res, err := s.Run(ctx, "what is the answer?")
+		if err != nil || res.Status != StatusComplete {
+			b.Fatalf("%+v %v", res, err)
+		}
+	}
+}
+
+// BenchmarkTurnText: one turn, one model call answering text (issue
+// target: runtime overhead per turn under 1 ms, excluding the model).
+func BenchmarkTurnText(b *testing.B) { benchTurns(b, false) }
+
+// BenchmarkTurnWithTool: one turn with two model calls and a Read in
+// between (schema validation, permission check, the tool, its result).
+func BenchmarkTurnWithTool(b *testing.B) { benchTurns(b, true) }
