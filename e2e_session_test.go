@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"net"
 	"os"
@@ -214,4 +215,81 @@ func TestE2EResume(t *testing.T) {
 	if r := s.run("", "-p", "--resume", "no-such", "x"); r.Code != 1 || !strings.Contains(r.Stderr, "no-such") {
 		t.Fatalf("%+v", r)
 	}
+}
+
+// TestE2EBackgroundQueue: prompts that arrive while a turn runs queue, at
+// most 32; the 33rd waiting prompt is refused; stopping cancels them.
+func TestE2EBackgroundQueue(t *testing.T) {
+	s, srv := printSandbox(t, fakemodel.Reply{Text: "busy", Hang: true})
+	id := bgStart(t, s)
+	if resp := control(t, s, id, `{"op":"submit","prompt":"first"}`); !resp.OK {
+		t.Fatalf("%+v", resp)
+	}
+	select {
+	case <-srv.Started():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the model was never called")
+	}
+	for i := 0; i < 32; i++ {
+		if resp := control(t, s, id, `{"op":"submit","prompt":"queued"}`); !resp.OK {
+			t.Fatalf("queued prompt %d: %+v", i+1, resp)
+		}
+	}
+	if info := control(t, s, id, `{"op":"info"}`); !info.Info.Busy || info.Info.Queued != 32 {
+		t.Fatalf("%+v", info.Info)
+	}
+	if resp := control(t, s, id, `{"op":"submit","prompt":"one too many"}`); resp.OK || !strings.Contains(resp.Error, "queue is full") {
+		t.Fatalf("%+v", resp)
+	}
+	if r := s.run("", "session", "stop", id); r.Code != 0 {
+		t.Fatalf("stop: %+v", r)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Fatalf("%d model calls; the queued prompts should have been cancelled", n)
+	}
+}
+
+// TestE2EAllowProjectPersisted: an embedder's prompt answered "allow for
+// this project" writes the rule to .agent/settings.local.json, and a later
+// print-mode run in the workspace, with nobody to ask, is allowed by it.
+func TestE2EAllowProjectPersisted(t *testing.T) {
+	s, srv := printSandbox(t,
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Bash", Args: `{"command":"touch made-by-embedder"}`}}},
+		fakemodel.Reply{Text: "done once"},
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c2", Name: "Bash", Args: `{"command":"touch made-by-embedder"}`}}},
+		fakemodel.Reply{Text: "done twice"})
+	c, err := agent.StartCLI(t.Context(), agent.CLIOptions{Workspace: s.Work, Home: s.Home, Headless: true,
+		LookupEnv: func(string) (string, bool) { return "", false }, Prompter: projectAnswerer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Session.Run(t.Context(), "make a file")
+	c.Close()
+	if err != nil || res.Text != "done once" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	data, err := os.ReadFile(filepath.Join(s.Work, ".agent", "settings.local.json"))
+	if err != nil || !strings.Contains(string(data), `"Bash(touch made-by-embedder)"`) {
+		t.Fatalf("settings.local.json: %s %v", data, err)
+	}
+	if fi, _ := os.Stat(filepath.Join(s.Work, ".agent", "settings.local.json")); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v", fi.Mode())
+	}
+	made := filepath.Join(s.Work, "made-by-embedder")
+	if err := os.Remove(made); err != nil {
+		t.Fatal(err)
+	}
+	r := s.run("", "-p", "make it again")
+	if r.Code != 0 || r.Stdout != "done twice\n" {
+		t.Fatalf("%+v", r)
+	}
+	if _, err := os.Stat(made); err != nil {
+		t.Fatalf("the saved rule did not allow the same call in print mode: %v\n%s", err, srv.Requests()[3])
+	}
+}
+
+type projectAnswerer struct{}
+
+func (projectAnswerer) AskPermission(ctx context.Context, req agent.PermissionRequest) (agent.Answer, error) {
+	return agent.AllowProject, nil
 }
