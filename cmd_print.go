@@ -92,7 +92,9 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 		return usagef("", "print mode needs a prompt (an argument, or on stdin)")
 	}
 
-	c, err := agent.StartCLI(ctx, e.cliOptions(sf, f))
+	opts := e.cliOptions(sf, f)
+	opts.NoMCPHandoff = true // print mode never hands off (seed-mcp-events.md §2.4 rule 4)
+	c, err := agent.StartCLI(ctx, opts)
 	if err != nil {
 		return err
 	}

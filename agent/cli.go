@@ -10,6 +10,8 @@ import (
 
 	"agent/config"
 	"agent/internal/netguard"
+	"agent/mcp"
+	"agent/mcp/oauth"
 )
 
 // DefaultSystemPrompt is the system message when nothing replaces it.
@@ -51,9 +53,27 @@ type CLIOptions struct {
 	NoTranscript bool
 	// HTTPClient carries provider requests; nil: the default client.
 	HTTPClient *http.Client
-	// Notice receives the startup diagnostics, one line each, unsanitised
-	// (the front end sanitises for its output). nil drops them.
+	// Notice receives the startup diagnostics and later MCP notices, one
+	// line each, unsanitised (the front end sanitises for its output). It
+	// may be called from several goroutines. nil drops them.
 	Notice func(string)
+
+	// MCPApprovalStore keeps MCP approvals beyond the process (the
+	// embedder's mcpApprovalStore, seed-mcp-events.md §1.1 rule 3); nil
+	// keeps them in memory for this process (rule 1).
+	MCPApprovalStore mcp.ApprovalStore
+	// MCPStdioAuthorities let named stdio servers start (rule 3); the
+	// executable passes none.
+	MCPStdioAuthorities map[string]mcp.StdioAuthority
+	// MCPOAuthTransport attaches a signed-in server's token; nil: OAuth
+	// servers cannot connect.
+	MCPOAuthTransport func(d *config.ServerDef, base http.RoundTripper) (http.RoundTripper, error)
+	// MCPHTTPTransport replaces the address-policy transport under MCP
+	// connections (tests with a TLS test server); nil: the policy's.
+	MCPHTTPTransport http.RoundTripper
+	// NoMCPHandoff keeps every MCP call in its turn (print mode,
+	// seed-mcp-events.md §2.4 rule 4).
+	NoMCPHandoff bool
 }
 
 // CLI is a started command-line session: what every front end (print
@@ -69,8 +89,12 @@ type CLI struct {
 	Permissions *Checker
 	// Resumed is the stored conversation when CLIOptions.Resume was set.
 	Resumed *Loaded
+	// MCP holds the session's MCP connections and the /mcp commands.
+	MCP *mcp.Manager
 
 	transcript *Transcript
+	mcpTools   *mcpTools
+	stopLife   context.CancelFunc
 }
 
 // StartCLI starts a session the way the command line does: the settings
@@ -180,16 +204,64 @@ func StartCLI(ctx context.Context, opts CLIOptions) (*CLI, error) {
 		c.Close()
 		return nil, err
 	}
+	c.startMCP(ctx, opts)
 	return c, nil
 }
 
-// Close ends the session and closes the transcript; idempotent.
+// startMCP builds the session's MCP manager and connects the approved
+// servers that may connect at startup (seed-mcp-events.md §1.1).
+func (c *CLI) startMCP(ctx context.Context, opts CLIOptions) {
+	s := c.Settings
+	life, stop := context.WithCancel(context.Background())
+	c.stopLife = stop
+	mt := &mcpTools{opts: MCPToolOptions{
+		AutoBackground: s.MCP.AutoBackground, CallTimeout: s.MCP.CallTimeout,
+		Report: c.Session.ReportBackground, Life: life,
+	}}
+	if opts.NoMCPHandoff {
+		mt.opts.AutoBackground = 0
+	}
+	notice := opts.Notice
+	if notice == nil {
+		notice = func(string) {}
+	}
+	c.mcpTools = mt
+	c.MCP = mcp.NewManager(mcp.ManagerOptions{
+		Settings: s, Workspace: c.Workspace,
+		ApprovalStore: opts.MCPApprovalStore, StdioAuthorities: opts.MCPStdioAuthorities,
+		Credentials:    oauth.NewStore(config.UserDir(c.Home)),
+		OAuthTransport: opts.MCPOAuthTransport, HTTPTransport: opts.MCPHTTPTransport,
+		Policy:  netguard.Policy{Allowed: s.AllowedNetworks},
+		Helpers: mcp.HelperOptions{Allowed: s.HeaderHelpers, Dir: c.Workspace},
+		OnChange: func() {
+			c.Session.SetTools("mcp", mt.list())
+		},
+		OnDiagnostic: notice,
+	})
+	mt.m = c.MCP
+	if len(s.Servers) > 0 {
+		c.Session.SetTools("mcp-status", []Tool{mcpStatusTool{c.MCP}})
+	}
+	c.MCP.ConnectApproved(ctx)
+}
+
+// Close ends the session, its background tasks and its MCP servers (a
+// stdio server: stdin closed, then SIGTERM, then SIGKILL), and closes the
+// transcript; idempotent.
 func (c *CLI) Close() error {
 	if c.Session != nil {
 		c.Session.Close()
 	}
-	if c.transcript != nil {
-		return c.transcript.Close()
+	if c.stopLife != nil {
+		c.stopLife()
+		c.mcpTools.wg.Wait()
 	}
-	return nil
+	var err error
+	if c.MCP != nil {
+		err = c.MCP.Close()
+	}
+	if c.transcript != nil {
+		err = errors.Join(err, c.transcript.Close())
+	}
+	return err
 }

@@ -127,6 +127,9 @@ type Session struct {
 	// groups in name order, rebuilt on a change and read without copying.
 	extra map[string][]Tool
 	all   []Tool
+	// notes are background-task results for the model, sent with the
+	// next turn's prompt.
+	notes []string
 
 	wake chan struct{}
 	done chan struct{}
@@ -434,7 +437,21 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 	s.mu.Lock()
 	base := len(s.history)
 	s.mu.Unlock()
-	turnMsgs := []providers.Message{userMessage(t.Req)}
+	s.mu.Lock()
+	notes := s.notes
+	s.notes = nil
+	s.mu.Unlock()
+	um := userMessage(t.Req)
+	if len(notes) > 0 {
+		// Results of background tasks that finished since the last turn
+		// reach the model ahead of the prompt.
+		parts := make([]providers.Part, 0, len(notes)+len(um.Content))
+		for _, n := range notes {
+			parts = append(parts, providers.Text{Text: n})
+		}
+		um.Content = append(parts, um.Content...)
+	}
+	turnMsgs := []providers.Message{um}
 	s.record(t, turnMsgs[0], t.Req)
 
 	finish := func(status Status, err error) TurnResult {
@@ -444,6 +461,7 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 			// A failed turn leaves the conversation as it was, so that
 			// retrying it (the recovery screen) sends it again cleanly.
 			s.history = s.history[:base]
+			s.notes = append(notes, s.notes...)
 		} else {
 			s.history = append(s.history[:base], turnMsgs...)
 		}
@@ -654,6 +672,16 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 		return end(Result{IsError: true, Content: DeniedMessage(spec.Name, v)}, true)
 	}
 	return end(tool.Run(ctx, c.Arguments), false)
+}
+
+// ReportBackground tells the user (an EventBackground) and, with the next
+// turn, the model what a background task produced: a handed-off MCP call
+// (seed-mcp-events.md §2.4).
+func (s *Session) ReportBackground(text string) {
+	s.mu.Lock()
+	s.notes = append(s.notes, text)
+	s.mu.Unlock()
+	s.emit(Event{Kind: EventBackground, Text: text})
 }
 
 // tools is the current tool list; callers must not modify it.

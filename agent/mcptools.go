@@ -1,0 +1,203 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"agent/mcp"
+)
+
+// MCP server tools in a session (seed-mcp-events.md §2.4, §2.5): each is
+// offered under its <server>__<tool> name, is of the execute class (what
+// a server does is unknown; its annotations are hints from outside), and
+// follows the same permission rules as every other tool. A call that runs
+// longer than mcp.autoBackgroundMs becomes a background task: the turn
+// goes on and the result arrives as a background event; no call outlives
+// mcp.callTimeoutMs.
+
+// MCPToolOptions configure the tools built from a manager.
+type MCPToolOptions struct {
+	// AutoBackground hands a call to a background task after this long;
+	// 0 never hands off (print mode, §2.4 rule 4).
+	AutoBackground time.Duration
+	// CallTimeout bounds one call; 0 means config.DefaultCallTimeout.
+	CallTimeout time.Duration
+	// Report receives a finished background task's result (normally
+	// Session.ReportBackground).
+	Report func(text string)
+	// Life bounds background tasks: they are cancelled when it ends (the
+	// session's end).
+	Life context.Context
+}
+
+// maxMCPResult bounds the text a tool result gives the model.
+const maxMCPResult = 100 << 10
+
+// mcpTools builds the session's tools from the manager's current list.
+type mcpTools struct {
+	m     *mcp.Manager
+	opts  MCPToolOptions
+	tasks atomic.Int64
+	wg    sync.WaitGroup
+}
+
+func (mt *mcpTools) list() []Tool {
+	st := mt.m.Tools()
+	out := make([]Tool, 0, len(st)+1)
+	for _, t := range st {
+		out = append(out, &mcpTool{mt: mt, st: t})
+	}
+	return out
+}
+
+type mcpTool struct {
+	mt *mcpTools
+	st mcp.ServerTool
+}
+
+func (t *mcpTool) Spec() ToolSpec {
+	schema := t.st.Tool.InputSchema
+	if len(schema) == 0 || string(schema) == "null" {
+		schema = json.RawMessage(`{"type":"object"}`)
+	}
+	desc := t.st.Tool.Description
+	if len(desc) > 4096 {
+		desc = desc[:4096]
+	}
+	return ToolSpec{Name: t.st.Name, Description: fmt.Sprintf("[MCP server %s] %s", t.st.Server, desc), Schema: schema, Risk: RiskExecute}
+}
+
+func (t *mcpTool) Target(json.RawMessage) (Target, error) { return Target{Kind: TargetNone}, nil }
+
+type mcpOutcome struct {
+	res *mcp.CallToolResult
+	err error
+}
+
+func (t *mcpTool) Run(ctx context.Context, args json.RawMessage) Result {
+	o := t.mt.opts
+	limit := o.CallTimeout
+	if limit <= 0 {
+		limit = 600 * time.Second
+	}
+	life := o.Life
+	if life == nil {
+		life = context.Background()
+	}
+	// The call lives with the session, not the turn, so that a handed-off
+	// call survives the turn; until the handoff, the turn's end (an
+	// abort) cancels it.
+	cctx, cancel := context.WithTimeout(life, limit)
+	stopTurn := context.AfterFunc(ctx, cancel)
+	done := make(chan mcpOutcome, 1)
+	go func() {
+		r, err := t.mt.m.Call(cctx, t.st.Name, args, mcp.CallOptions{})
+		done <- mcpOutcome{r, err}
+	}()
+	var handoff <-chan time.Time
+	if o.AutoBackground > 0 && o.AutoBackground < limit {
+		timer := time.NewTimer(o.AutoBackground)
+		defer timer.Stop()
+		handoff = timer.C
+	}
+	select {
+	case out := <-done:
+		stopTurn()
+		cancel()
+		return mcpResult(t.st.Name, out, limit)
+	case <-handoff:
+		if !stopTurn() {
+			// The turn ended at the same moment: the call is cancelled.
+			out := <-done
+			cancel()
+			return mcpResult(t.st.Name, out, limit)
+		}
+		n := t.mt.tasks.Add(1)
+		t.mt.wg.Add(1)
+		go func() {
+			defer t.mt.wg.Done()
+			out := <-done
+			cancel()
+			r := mcpResult(t.st.Name, out, limit)
+			status := "finished"
+			if r.IsError {
+				status = "failed"
+			}
+			if o.Report != nil {
+				o.Report(fmt.Sprintf("[background task %d: the call to %s %s]\n%s", n, t.st.Name, status, r.Content))
+			}
+		}()
+		return Result{Content: fmt.Sprintf("The call to %s is still running after %s and continues as background task %d. Its result will be reported when it finishes; carry on with the task meanwhile.",
+			t.st.Name, o.AutoBackground, n)}
+	}
+}
+
+// mcpResult turns a tools/call answer into the model's tool result.
+func mcpResult(name string, out mcpOutcome, limit time.Duration) Result {
+	if out.err != nil {
+		msg := out.err.Error()
+		if strings.Contains(msg, context.DeadlineExceeded.Error()) {
+			msg = fmt.Sprintf("the call did not finish within %s (mcp.callTimeoutMs)", limit)
+		}
+		return Result{IsError: true, Content: fmt.Sprintf("%s failed: %s", name, msg)}
+	}
+	var b strings.Builder
+	for i, c := range out.res.Content {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		switch c.Type {
+		case "text":
+			b.WriteString(c.Text)
+		case "image", "audio":
+			fmt.Fprintf(&b, "[%s %s, %d bytes base64]", c.Type, c.MimeType, len(c.Data))
+		case "resource_link":
+			fmt.Fprintf(&b, "[resource link %s]", c.URI)
+		case "resource":
+			var r struct {
+				URI  string `json:"uri"`
+				Text string `json:"text"`
+			}
+			json.Unmarshal(c.Resource, &r)
+			fmt.Fprintf(&b, "[resource %s]\n%s", r.URI, r.Text)
+		default:
+			fmt.Fprintf(&b, "[%s content]", c.Type)
+		}
+	}
+	if len(out.res.Content) == 0 && len(out.res.StructuredContent) > 0 {
+		b.Write(out.res.StructuredContent)
+	}
+	text := b.String()
+	if len(text) > maxMCPResult {
+		text = text[:maxMCPResult] + fmt.Sprintf("\n[output truncated at %d bytes]", maxMCPResult)
+	}
+	return Result{Content: text, IsError: out.res.IsError}
+}
+
+// mcpStatusTool is the read-only /mcp status the model may run (§4.1). It
+// has no way to approve, reject, revoke, sign in or out (§1 prerequisites).
+type mcpStatusTool struct{ m *mcp.Manager }
+
+// MCPStatusToolName is the built-in tool that shows /mcp status.
+const MCPStatusToolName = "MCPStatus"
+
+func (t mcpStatusTool) Spec() ToolSpec {
+	return ToolSpec{Name: MCPStatusToolName, Risk: RiskInspect,
+		Description: "Shows the status of the MCP servers defined in the settings, as /mcp status prints it: name, approval state, scope, type, reason and sign-in state. Read-only: approving, rejecting, revoking, signing in and out are user commands (suggest them to the user).",
+		Schema:      json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)}
+}
+
+func (t mcpStatusTool) Target(json.RawMessage) (Target, error) { return Target{Kind: TargetNone}, nil }
+
+func (t mcpStatusTool) Run(ctx context.Context, _ json.RawMessage) Result {
+	lines := t.m.Status()
+	if len(lines) == 0 {
+		return Result{Content: "No MCP servers are defined."}
+	}
+	return Result{Content: "NAME\tSTATE\tSCOPE\tTYPE\tREASON\tSIGN-IN\n" + mcp.StatusText(lines)}
+}

@@ -1,0 +1,516 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"agent/config"
+	"agent/internal/netguard"
+	"agent/mcp/oauth"
+)
+
+// The connection manager: which servers of the settings connect, and when
+// (seed-mcp-events.md §1.1 and its rules 1-3), their tools under the
+// names the model sees (decisions.md §2), the /mcp commands, and the end
+// of every connection with the session.
+
+// StdioAuthority lets an embedder start one stdio server (§1.1 rule 3):
+// the definition must name exactly this command, these arguments, this
+// environment and this working directory, after template expansion. A
+// definition cannot give itself the right to spawn a process (§5.2 rule
+// 5): the authority comes from code, never from settings.
+type StdioAuthority struct {
+	Command string
+	Args    []string
+	Env     map[string]string // the complete environment of the process
+	Cwd     string            // "" matches a definition without cwd
+}
+
+// Allows reports whether d is exactly what the authority names.
+func (a StdioAuthority) Allows(d *config.ServerDef) bool {
+	if d.Type != "stdio" || d.Refused() || d.Untrusted {
+		return false
+	}
+	if d.Command.Value != a.Command || d.Cwd.Value != a.Cwd || len(d.Args) != len(a.Args) || len(d.Env) != len(a.Env) {
+		return false
+	}
+	for i, t := range d.Args {
+		if t.Value != a.Args[i] {
+			return false
+		}
+	}
+	for _, nv := range d.Env {
+		if v, ok := a.Env[nv.Name]; !ok || v != nv.Value.Value {
+			return false
+		}
+	}
+	return true
+}
+
+// ErrCannotConnect wraps every reason a server is not connected.
+var ErrCannotConnect = errors.New("cannot connect")
+
+// ManagerOptions configure a Manager.
+type ManagerOptions struct {
+	Settings  *config.Settings
+	Workspace string // the workspace's real path (approval fingerprints, stdio cwd)
+	// ApprovalStore keeps decisions beyond the process (an embedder's
+	// mcpApprovalStore); nil keeps them in memory (§1.1 rule 1).
+	ApprovalStore ApprovalStore
+	// StdioAuthorities by server name (an embedder's mcpStdioAuthorities).
+	StdioAuthorities map[string]StdioAuthority
+	// Credentials is the OAuth credential store; nil: no server is
+	// signed in.
+	Credentials *oauth.Store
+	// OAuthTransport wraps base with the bearer token of a signed-in
+	// server (refreshing it); nil: OAuth servers cannot connect.
+	OAuthTransport func(d *config.ServerDef, base http.RoundTripper) (http.RoundTripper, error)
+	// Policy is the outbound address policy (decisions.md §2), applied at
+	// dial time to every remote connection.
+	Policy netguard.Policy
+	// HTTPTransport replaces the policy-checked base transport (tests
+	// with a TLS test server); nil: netguard's.
+	HTTPTransport http.RoundTripper
+	// Helpers runs header helpers.
+	Helpers HelperOptions
+	// ClientInfo names this client to servers.
+	ClientInfo Implementation
+	// ConnectTimeout bounds one connection attempt; 0 means 30 s.
+	ConnectTimeout time.Duration
+	// OnChange is called after the set of tools changed (a server
+	// connected, dropped, or announced new tools). It may be called from
+	// several goroutines; it must not block.
+	OnChange func()
+	// OnDiagnostic receives problems worth telling the user, already
+	// free of secrets (§5.4). It may be called from several goroutines.
+	OnDiagnostic func(string)
+	// Now is the clock for sign-in states; nil: time.Now.
+	Now func() time.Time
+}
+
+// Manager owns the MCP connections of one session. Safe for concurrent
+// use.
+type Manager struct {
+	opts      ManagerOptions
+	approvals *Approvals
+
+	mu      sync.Mutex
+	conns   map[string]*serverConn // connected servers by name
+	named   map[string]ServerTool  // model name → tool
+	order   []string               // model names, sorted
+	closed  bool
+	pending map[string]bool // connecting now
+}
+
+type serverConn struct {
+	client *Client
+	tools  []Tool
+}
+
+// ServerTool is one server tool as the model sees it.
+type ServerTool struct {
+	Name   string // the model's name, <server>__<tool> (decisions.md §2)
+	Server string
+	Tool   Tool
+}
+
+// NewManager returns a manager; nothing connects until ConnectApproved
+// or Connect.
+func NewManager(opts ManagerOptions) *Manager {
+	if opts.Settings == nil {
+		opts.Settings = &config.Settings{}
+	}
+	return &Manager{
+		opts:      opts,
+		approvals: NewApprovals(opts.Workspace, opts.ApprovalStore),
+		conns:     map[string]*serverConn{},
+		named:     map[string]ServerTool{},
+		pending:   map[string]bool{},
+	}
+}
+
+// Approvals is the approval state machine the manager consults.
+func (m *Manager) Approvals() *Approvals { return m.approvals }
+
+func (m *Manager) diag(format string, args ...any) {
+	if m.opts.OnDiagnostic != nil {
+		m.opts.OnDiagnostic(fmt.Sprintf(format, args...))
+	}
+}
+
+func (m *Manager) def(name string) (*config.ServerDef, error) {
+	d := m.opts.Settings.Servers[name]
+	if d == nil {
+		return nil, fmt.Errorf("no MCP server named %q (see /mcp)", name)
+	}
+	return d, nil
+}
+
+// Status is the /mcp status (§4.1): one line per server, as `agent mcp
+// list` prints them; a connected server's reason says how many tools it
+// brought.
+func (m *Manager) Status() []StatusLine {
+	now := time.Now()
+	if m.opts.Now != nil {
+		now = m.opts.Now()
+	}
+	lines := Status(m.opts.Settings, StatusOptions{
+		Approvals: m.approvals, Credentials: m.opts.Credentials, Policy: m.opts.Policy, Now: now,
+		StdioAuthorized: func(d *config.ServerDef) bool {
+			a, ok := m.opts.StdioAuthorities[d.Name]
+			return ok && a.Allows(d)
+		},
+	})
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, l := range lines {
+		if c := m.conns[l.Name]; c != nil {
+			n := 0
+			for _, t := range m.named {
+				if t.Server == l.Name {
+					n++
+				}
+			}
+			lines[i].Reason = fmt.Sprintf("connected, %d tools", n)
+		}
+	}
+	return lines
+}
+
+// Approve approves a server for this process (§4.1). It does not connect
+// it (§1.1 rule 2).
+func (m *Manager) Approve(name string) error {
+	d, err := m.def(name)
+	if err != nil {
+		return err
+	}
+	return m.approvals.Approve(d)
+}
+
+// Reject refuses a server; a connected one is disconnected.
+func (m *Manager) Reject(name string) error {
+	d, err := m.def(name)
+	if err != nil {
+		return err
+	}
+	if err := m.approvals.Reject(d); err != nil {
+		return err
+	}
+	m.disconnect(name)
+	return nil
+}
+
+// Revoke withdraws an approval; a connected server is disconnected and
+// its tools leave the model's list.
+func (m *Manager) Revoke(name string) error {
+	d, err := m.def(name)
+	if err != nil {
+		return err
+	}
+	if err := m.approvals.Revoke(d); err != nil {
+		return err
+	}
+	m.disconnect(name)
+	return nil
+}
+
+// ConnectApproved connects, concurrently, every approved server that can
+// connect at startup: with an approval store or stdio authorities from an
+// embedder (§1.1 rule 3). Failures are diagnostics; the session starts
+// regardless.
+func (m *Manager) ConnectApproved(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, name := range m.opts.Settings.ServerNames() {
+		d := m.opts.Settings.Servers[name]
+		if m.approvals.State(d) != Approved {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := m.Connect(ctx, name); err != nil {
+				m.diag("MCP server %s: %v", name, err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Connect connects one approved server and offers its tools. It is the
+// only way a server connects inside a running session, after an OAuth
+// sign-in (§1.1 rule 2), or at startup for an embedder.
+func (m *Manager) Connect(ctx context.Context, name string) error {
+	d, err := m.def(name)
+	if err != nil {
+		return err
+	}
+	if st := m.approvals.State(d); st != Approved {
+		return fmt.Errorf("%w: %s is %s; approve it first with /mcp approve %s", ErrCannotConnect, name, st, name)
+	}
+	m.mu.Lock()
+	switch {
+	case m.closed:
+		m.mu.Unlock()
+		return fmt.Errorf("%w: the session is ending", ErrCannotConnect)
+	case m.conns[name] != nil:
+		m.mu.Unlock()
+		return nil
+	case m.pending[name]:
+		m.mu.Unlock()
+		return fmt.Errorf("%w: %s is connecting already", ErrCannotConnect, name)
+	}
+	m.pending[name] = true
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		delete(m.pending, name)
+		m.mu.Unlock()
+	}()
+
+	t, err := m.transport(ctx, d)
+	if err != nil {
+		return err
+	}
+	timeout := m.opts.ConnectTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var c *Client
+	c, err = Connect(cctx, t, ClientOptions{
+		ClientInfo: m.opts.ClientInfo,
+		Timeout:    d.Timeout,
+		OnToolsChanged: func(tools []Tool) {
+			m.mu.Lock()
+			if sc := m.conns[name]; sc != nil && sc.client == c {
+				sc.tools = tools
+				m.renameLocked()
+			}
+			m.mu.Unlock()
+			m.changed()
+		},
+		OnDiagnostic: func(err error) { m.diag("MCP server %s: %v", name, err) },
+	})
+	if err != nil {
+		return fmt.Errorf("connecting %s: %w", name, err)
+	}
+	tools, err := c.Tools(cctx)
+	if err != nil {
+		c.Close()
+		return fmt.Errorf("listing the tools of %s: %w", name, err)
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		c.Close()
+		return fmt.Errorf("%w: the session is ending", ErrCannotConnect)
+	}
+	m.conns[name] = &serverConn{client: c, tools: tools}
+	m.renameLocked()
+	m.mu.Unlock()
+	m.changed()
+	// A server that goes away takes its tools with it.
+	go func() {
+		<-c.Done()
+		m.mu.Lock()
+		if sc := m.conns[name]; sc != nil && sc.client == c {
+			delete(m.conns, name)
+			m.renameLocked()
+			closed := m.closed
+			m.mu.Unlock()
+			if !closed {
+				m.diag("MCP server %s disconnected: %v", name, c.Err())
+				m.changed()
+			}
+			return
+		}
+		m.mu.Unlock()
+	}()
+	return nil
+}
+
+// transport builds the connection for a definition, or says why there is
+// none (§1.1).
+func (m *Manager) transport(ctx context.Context, d *config.ServerDef) (Transport, error) {
+	switch d.Type {
+	case "stdio":
+		a, ok := m.opts.StdioAuthorities[d.Name]
+		if !ok || !a.Allows(d) {
+			return nil, fmt.Errorf("%w: %s", ErrCannotConnect, ReasonMissingAuthority)
+		}
+		env := make([]string, 0, len(a.Env))
+		for _, k := range slices.Sorted(maps.Keys(a.Env)) {
+			env = append(env, k+"="+a.Env[k])
+		}
+		dir := a.Cwd
+		if dir == "" {
+			dir = m.opts.Workspace
+		}
+		t, err := StartStdio(StdioOptions{Command: a.Command, Args: a.Args, Env: env, Dir: dir})
+		if err != nil {
+			return nil, fmt.Errorf("%w: starting %s: %v", ErrCannotConnect, d.Name, err)
+		}
+		return t, nil
+	case "http":
+		if d.OAuth == nil {
+			return nil, fmt.Errorf("%w: %s", ErrCannotConnect, ReasonNoOAuth)
+		}
+		if reason := addressReason(d, m.opts.Policy); reason != "" {
+			return nil, fmt.Errorf("%w: %s", ErrCannotConnect, reason)
+		}
+		if m.opts.OAuthTransport == nil {
+			return nil, fmt.Errorf("%w: sign-in required: run /mcp login %s", ErrCannotConnect, d.Name)
+		}
+		base := m.opts.HTTPTransport
+		if base == nil {
+			base = m.opts.Policy.Transport(netguard.ClientOptions{})
+		}
+		rt, err := m.opts.OAuthTransport(d, base)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrCannotConnect, err)
+		}
+		h := http.Header{}
+		for _, nv := range d.Headers {
+			h.Set(nv.Name, nv.Value.Value)
+		}
+		if d.HeadersHelper != nil {
+			hh, err := RunHeaderHelper(ctx, d, m.opts.Helpers)
+			if err != nil {
+				return nil, fmt.Errorf("%w: header helper: %v", ErrCannotConnect, err)
+			}
+			for k, v := range hh {
+				h[k] = v
+			}
+		}
+		client := &http.Client{Transport: rt, CheckRedirect: netguard.NoRedirects}
+		t, err := NewHTTPTransport(HTTPOptions{URL: d.URL.Value, Header: h, Client: client})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrCannotConnect, err)
+		}
+		return t, nil
+	case "sse", "ws":
+		return nil, fmt.Errorf("%w: %s", ErrCannotConnect, ReasonTransport)
+	}
+	return nil, fmt.Errorf("%w: %s", ErrCannotConnect, ReasonInvalid)
+}
+
+// renameLocked recomputes the model's names over every connected server
+// (collisions are settled across servers, decisions.md §2).
+func (m *Manager) renameLocked() {
+	var refs []ToolRef
+	byRef := map[ToolRef]Tool{}
+	for server, sc := range m.conns {
+		for _, t := range sc.tools {
+			r := ToolRef{Server: server, Tool: t.Name}
+			refs = append(refs, r)
+			byRef[r] = t
+		}
+	}
+	named, diags := NameTools(refs)
+	m.named = make(map[string]ServerTool, len(named))
+	m.order = m.order[:0]
+	for _, n := range named {
+		m.named[n.Name] = ServerTool{Name: n.Name, Server: n.Server, Tool: byRef[n.ToolRef]}
+		m.order = append(m.order, n.Name)
+	}
+	sort.Strings(m.order)
+	for _, d := range diags {
+		m.diag("%s", d)
+	}
+}
+
+func (m *Manager) changed() {
+	if m.opts.OnChange != nil {
+		m.opts.OnChange()
+	}
+}
+
+// Tools lists the connected servers' tools by model name, sorted.
+func (m *Manager) Tools() []ServerTool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]ServerTool, 0, len(m.order))
+	for _, n := range m.order {
+		out = append(out, m.named[n])
+	}
+	return out
+}
+
+// Call calls a tool by its model name.
+func (m *Manager) Call(ctx context.Context, name string, args json.RawMessage, opts CallOptions) (*CallToolResult, error) {
+	m.mu.Lock()
+	t, ok := m.named[name]
+	var c *Client
+	if ok {
+		if sc := m.conns[t.Server]; sc != nil {
+			c = sc.client
+		}
+	}
+	m.mu.Unlock()
+	if c == nil {
+		return nil, fmt.Errorf("%w: the tool %s is no longer available", ErrCannotConnect, name)
+	}
+	return c.CallTool(ctx, t.Tool.Name, args, opts)
+}
+
+func (m *Manager) disconnect(name string) {
+	m.mu.Lock()
+	sc := m.conns[name]
+	delete(m.conns, name)
+	if sc != nil {
+		m.renameLocked()
+	}
+	m.mu.Unlock()
+	if sc != nil {
+		sc.client.Close()
+		m.changed()
+	}
+}
+
+// Close ends every connection: a stdio server's stdin is closed, then it
+// gets SIGTERM, then SIGKILL, each after a wait. Idempotent.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	conns := m.conns
+	m.conns = map[string]*serverConn{}
+	m.named = map[string]ServerTool{}
+	m.order = nil
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	errs := make([]error, 0, len(conns))
+	var emu sync.Mutex
+	for name, sc := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := sc.client.Close(); err != nil {
+				emu.Lock()
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+				emu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// StatusText renders status lines as /mcp prints them.
+func StatusText(lines []StatusLine) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
