@@ -202,10 +202,10 @@ func backgroundChild(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	case <-bg.Stopped():
 	case <-ctx.Done():
 	}
-	// Stop listening first so `session list` no longer shows a session
-	// that is going away, then end the running turn and the session.
-	bg.Close()
+	// End the running turn and the session (its transcript complete),
+	// then remove the socket: `session stop` returns once it is gone.
 	c.Close()
+	bg.Close()
 	return nil
 }
 
