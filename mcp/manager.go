@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
@@ -54,6 +55,102 @@ func (a StdioAuthority) Allows(d *config.ServerDef) bool {
 		}
 	}
 	return true
+}
+
+// maskedError shows an error with the parts of a definition that came
+// from credential-shaped variables masked (§5.4), and still unwraps to it.
+type maskedError struct {
+	msg string
+	err error
+}
+
+func (e *maskedError) Error() string { return e.msg }
+func (e *maskedError) Unwrap() error { return e.err }
+
+// secretsOf lists what must never be shown of a definition: each expanded
+// value whose display form differs (it holds a credential), with its
+// escaped forms as a URL may print them, mapped to the display form.
+func secretsOf(d *config.ServerDef) [][2]string {
+	var out [][2]string
+	pair := func(secret, shown string) {
+		out = append(out, [2]string{secret, shown})
+		for _, esc := range []string{url.QueryEscape(secret), url.PathEscape(secret)} {
+			if esc != secret {
+				out = append(out, [2]string{esc, shown})
+			}
+		}
+	}
+	add := func(t config.Template) {
+		if t.Value == "" || t.Value == t.Display {
+			return
+		}
+		pair(t.Value, t.Display)
+		// The variable values themselves, for a message that shows one
+		// without the rest.
+		for _, sec := range secretParts(t.Value, t.Display) {
+			pair(sec, config.Mask)
+		}
+	}
+	add(d.Command)
+	add(d.URL)
+	add(d.Cwd)
+	for _, a := range d.Args {
+		add(a)
+	}
+	for _, nv := range d.Env {
+		add(nv.Value)
+	}
+	for _, nv := range d.Headers {
+		add(nv.Value)
+	}
+	return out
+}
+
+// secretParts recovers the masked parts of value: display is value with
+// each of them replaced by config.Mask.
+func secretParts(value, display string) []string {
+	pieces := strings.Split(display, config.Mask)
+	if len(pieces) < 2 || !strings.HasPrefix(value, pieces[0]) {
+		return nil
+	}
+	var out []string
+	pos := len(pieces[0])
+	for i, p := range pieces[1:] {
+		var at int
+		if i == len(pieces)-2 {
+			if !strings.HasSuffix(value, p) || len(value)-len(p) < pos {
+				return out
+			}
+			at = len(value) - len(p)
+		} else {
+			k := strings.Index(value[pos:], p)
+			if k < 0 || p == "" {
+				return out
+			}
+			at = pos + k
+		}
+		if sec := value[pos:at]; len(sec) >= 4 { // shorter ones would mask ordinary text
+			out = append(out, sec)
+		}
+		pos = at + len(p)
+	}
+	return out
+}
+
+// mask hides a definition's secrets in err.
+func mask(d *config.ServerDef, err error) error {
+	if err == nil || d == nil {
+		return err
+	}
+	msg := err.Error()
+	masked := msg
+	for _, p := range secretsOf(d) {
+		masked = strings.ReplaceAll(masked, p[0], p[1])
+	}
+	if masked == msg {
+		return err
+	}
+	return &maskedError{msg: masked, err: err}
 }
 
 // ErrCannotConnect wraps every reason a server is not connected.
@@ -253,6 +350,11 @@ func (m *Manager) Connect(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	return mask(d, m.connect(ctx, d))
+}
+
+func (m *Manager) connect(ctx context.Context, d *config.ServerDef) error {
+	name := d.Name
 	if st := m.approvals.State(d); st != Approved {
 		return fmt.Errorf("%w: %s is %s; approve it first with /mcp approve %s", ErrCannotConnect, name, st, name)
 	}
@@ -299,7 +401,7 @@ func (m *Manager) Connect(ctx context.Context, name string) error {
 			m.mu.Unlock()
 			m.changed()
 		},
-		OnDiagnostic: func(err error) { m.diag("MCP server %s: %v", name, err) },
+		OnDiagnostic: func(err error) { m.diag("MCP server %s: %v", name, mask(d, err)) },
 	})
 	if err != nil {
 		return fmt.Errorf("connecting %s: %w", name, err)
@@ -329,7 +431,7 @@ func (m *Manager) Connect(ctx context.Context, name string) error {
 			closed := m.closed
 			m.mu.Unlock()
 			if !closed {
-				m.diag("MCP server %s disconnected: %v", name, c.Err())
+				m.diag("MCP server %s disconnected: %v", name, mask(d, c.Err()))
 				m.changed()
 			}
 			return
@@ -460,7 +562,8 @@ func (m *Manager) Call(ctx context.Context, name string, args json.RawMessage, o
 	if c == nil {
 		return nil, fmt.Errorf("%w: the tool %s is no longer available", ErrCannotConnect, name)
 	}
-	return c.CallTool(ctx, t.Tool.Name, args, opts)
+	r, err := c.CallTool(ctx, t.Tool.Name, args, opts)
+	return r, mask(m.opts.Settings.Servers[t.Server], err)
 }
 
 func (m *Manager) disconnect(name string) {

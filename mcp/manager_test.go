@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -188,3 +189,76 @@ func TestManagerHTTPOAuth(t *testing.T) {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestManagerMasksSecrets: an error that carries the URL shows the part
+// that came from a credential-shaped variable masked (§5.4).
+func TestManagerMasksSecrets(t *testing.T) {
+	ln := httptest.NewServer(http.NotFoundHandler())
+	addr := ln.URL
+	ln.Close() // nothing listens there now
+	s := loadSettings(t, `{"mcpServers": {
+		"leaky": {"type": "http", "url": "`+addr+`/mcp?token=${SECRET_TOKEN}", "oauth": {}}}}`)
+	var diags []string
+	m := NewManager(ManagerOptions{
+		Settings: s, Policy: netguard.Policy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
+		OAuthTransport: func(d *config.ServerDef, base http.RoundTripper) (http.RoundTripper, error) { return base, nil },
+		OnDiagnostic:   func(s string) { diags = append(diags, s) },
+	})
+	defer m.Close()
+	m.Approve("leaky")
+	err := m.Connect(context.Background(), "leaky")
+	if err == nil {
+		t.Fatal("connected to nothing")
+	}
+	if strings.Contains(err.Error(), "s3cr3t") {
+		t.Fatalf("secret shown: %v", err)
+	}
+	// Whatever a lower layer prints, the value never shows.
+	d := s.Servers["leaky"]
+	inner := errors.New("Post \"" + d.URL.Value + "\": refused; raw s3cr3t")
+	me := mask(d, fmt.Errorf("%w: %w", ErrCannotConnect, inner))
+	if strings.Contains(me.Error(), "s3cr3t") || !strings.Contains(me.Error(), "token=") || !errors.Is(me, ErrCannotConnect) || !errors.Is(me, inner) {
+		t.Fatalf("mask: %v", me)
+	}
+	m.ConnectApproved(context.Background())
+	for _, d := range diags {
+		if strings.Contains(d, "s3cr3t") {
+			t.Fatalf("secret in a diagnostic: %s", d)
+		}
+	}
+	if len(diags) == 0 {
+		t.Fatal("no diagnostic for the failed connection")
+	}
+}
+
+func TestSecretParts(t *testing.T) {
+	cases := []struct {
+		value, display string
+		want           []string
+	}{
+		{"https://h/x?k=abcd1234", "https://h/x?k=***", []string{"abcd1234"}},
+		{"abcd1234", "***", []string{"abcd1234"}},
+		{"pre-secret1-mid-secret2-end", "pre-***-mid-***-end", []string{"secret1", "secret2"}},
+		{"a-xy-b", "a-***-b", nil}, // too short to mask alone
+		{"no mask", "no mask", nil},
+		{"mismatch", "other***", nil},
+	}
+	for _, c := range cases {
+		got := secretParts(c.value, c.display)
+		if strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("secretParts(%q, %q) = %q, want %q", c.value, c.display, got, c.want)
+		}
+	}
+}
+
+func FuzzSecretParts(f *testing.F) {
+	f.Add("https://h/x?k=abcd1234", "https://h/x?k=***")
+	f.Add("pre-secret1-mid-secret2-end", "pre-***-mid-***-end")
+	f.Fuzz(func(t *testing.T, value, display string) {
+		for _, p := range secretParts(value, display) {
+			if !strings.Contains(value, p) {
+				t.Fatalf("part %q not in %q", p, value)
+			}
+		}
+	})
+}
