@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -294,5 +295,48 @@ func TestMCPServerEndsWithSession(t *testing.T) {
 	pid, _ := strconv.Atoi(pids[0])
 	if err := syscall.Kill(pid, 0); err == nil {
 		t.Fatalf("the server process %d still runs after Close", pid)
+	}
+}
+
+// TestMCPCommand: the /mcp handlers the terminal UI calls.
+func TestMCPCommand(t *testing.T) {
+	st := newMCPSetup(t, "")
+	opts := st.opts
+	opts.MCPApprovalStore = nil // the executable: approvals in memory
+	c, err := StartCLI(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := t.Context()
+	out, err := c.MCPCommand(ctx, nil)
+	if err != nil || out != "echo\tpending\tuser\tstdio\t-\n" {
+		t.Fatalf("%q %v", out, err)
+	}
+	if out2, _ := c.MCPCommand(ctx, []string{"status"}); out2 != out {
+		t.Fatalf("%q", out2)
+	}
+	if _, err := c.MCPCommand(ctx, []string{"revoke", "echo"}); err == nil {
+		t.Fatal("revoked a pending server")
+	}
+	if out, err := c.MCPCommand(ctx, []string{"approve", "echo"}); err != nil || !strings.Contains(out, "Approved MCP server echo") {
+		t.Fatalf("%q %v", out, err)
+	}
+	if out, err := c.MCPCommand(ctx, []string{"revoke", "echo"}); err != nil || !strings.Contains(out, "Revoked") {
+		t.Fatalf("%q %v", out, err)
+	}
+	if out, _ := c.MCPCommand(ctx, nil); !strings.Contains(out, "\trevoked\t") {
+		t.Fatalf("%q", out)
+	}
+	if out, err := c.MCPCommand(ctx, []string{"reject", "echo"}); err != nil || !strings.Contains(out, "Rejected") {
+		t.Fatalf("%q %v", out, err)
+	}
+	for _, bad := range [][]string{{"approve"}, {"approve", "a", "b"}, {"bogus"}, {"status", "x"}} {
+		if _, err := c.MCPCommand(ctx, bad); !errors.Is(err, ErrUsage) {
+			t.Errorf("%v: err = %v", bad, err)
+		}
+	}
+	if _, err := c.MCPCommand(ctx, []string{"approve", "nope"}); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Fatalf("err = %v", err)
 	}
 }
