@@ -8,8 +8,7 @@ import (
 
 	"agent/config"
 	"agent/providers"
-	"agent/providers/chatcompat"
-	"agent/providers/messages"
+	"agent/providers/builtin"
 )
 
 // ErrNoModel is returned when neither flags nor settings name a provider.
@@ -33,7 +32,10 @@ type ModelChoice struct {
 
 // ResolveModel applies cli.md's provider resolution, first match wins: the
 // flags; the settings key defaultModel with the options under
-// providers.<id>; the provider's own defaults.
+// providers.<id>; the built-in definitions' defaults. The base URL is left
+// empty when nothing names one: the provider applies its default, which
+// for regional depends on the region option and for responses decides the
+// API surface (seed §2.3).
 func ResolveModel(f ModelFlags, s *config.Settings) (ModelChoice, error) {
 	var c ModelChoice
 	switch {
@@ -67,6 +69,16 @@ func ResolveModel(f ModelFlags, s *config.Settings) (ModelChoice, error) {
 	}
 	if f.BaseURL != "" {
 		c.BaseURL = f.BaseURL
+	}
+	// Last, the seed's defaultModel option, then the built-in
+	// definition's default (none for local: the model is the server's).
+	if c.Model == "" && c.Settings != nil {
+		c.Model, _ = c.Settings.Options["defaultModel"].(string)
+	}
+	if c.Model == "" {
+		if def, ok := builtin.Lookup(c.ProviderID); ok {
+			c.Model = def.DefaultModel
+		}
 	}
 	return c, nil
 }
@@ -102,43 +114,22 @@ func apiKey(c ModelChoice, env ProviderEnv) (string, error) {
 	return "", &config.ErrMissingKey{Provider: c.ProviderID, Var: varName}
 }
 
-func optString(s *config.ProviderSettings, key string) string {
-	if s == nil {
-		return ""
-	}
-	v, _ := s.Options[key].(string)
-	return v
-}
-
-// NewProvider constructs the chosen provider.
+// NewProvider constructs the chosen provider through its built-in
+// definition (providers/builtin): the definition's defaults fill what the
+// flags and settings leave open, and the provider-specific options under
+// providers.<id> are read with the seed's names.
 func NewProvider(c ModelChoice, env ProviderEnv) (providers.Provider, error) {
+	def, ok := builtin.Lookup(c.ProviderID)
+	if !ok {
+		return nil, fmt.Errorf("unknown provider %q", c.ProviderID)
+	}
 	key, err := apiKey(c, env)
 	if err != nil {
 		return nil, err
 	}
-	switch c.ProviderID {
-	case "local":
-		return chatcompat.NewLocalProvider(chatcompat.LocalOptions{APIKey: key, BaseURL: c.BaseURL, DefaultModel: c.Model, Timeout: c.Timeout, Client: env.HTTPClient})
-	case "reasoning":
-		return chatcompat.NewReasoningProvider(chatcompat.ReasoningOptions{APIKey: key, BaseURL: c.BaseURL, DefaultModel: c.Model, Timeout: c.Timeout, Client: env.HTTPClient,
-			Thinking: chatcompat.Thinking(optString(c.Settings, "thinking")), ReasoningEffort: providers.Effort(optString(c.Settings, "reasoningEffort"))})
-	case "regional":
-		return chatcompat.NewRegionalProvider(chatcompat.RegionalOptions{APIKey: key, BaseURL: c.BaseURL, DefaultModel: c.Model, Timeout: c.Timeout, Client: env.HTTPClient,
-			Region: optString(c.Settings, "region"), ResponsesBaseURL: optString(c.Settings, "responsesBaseURL"), BuiltInWebTools: webTools(c.Settings)})
-	case "messages":
-		return messages.New(messages.Options{APIKey: key, BaseURL: c.BaseURL, DefaultModel: c.Model, Timeout: c.Timeout, Client: env.HTTPClient})
+	cfg := builtin.Config{APIKey: key, BaseURL: c.BaseURL, Model: c.Model, Timeout: c.Timeout, Client: env.HTTPClient}
+	if c.Settings != nil {
+		cfg.Options = c.Settings.Options
 	}
-	return nil, fmt.Errorf("provider %s is not available in this build yet", c.ProviderID)
-}
-
-func webTools(s *config.ProviderSettings) chatcompat.WebTools {
-	var w chatcompat.WebTools
-	if s == nil {
-		return w
-	}
-	if m, ok := s.Options["builtInWebTools"].(map[string]any); ok {
-		w.WebSearch, _ = m["webSearch"].(bool)
-		w.WebFetch, _ = m["webFetch"].(bool)
-	}
-	return w
+	return def.New(cfg)
 }

@@ -20,6 +20,11 @@ const (
 	EventToolCallEnd                         // tool call Index is complete
 	EventUsage                               // Usage: token counts so far (replaces earlier ones)
 	EventFinish                              // Finish, Raw: why the answer ended
+	// EventImage: an image the model produced (MediaType, Data), where
+	// the model answers with images (genai response modalities). It
+	// comes before Finish like every other delta; its value follows
+	// EventFinish only so that the earlier values stay as they were.
+	EventImage
 )
 
 // Event is one item of a stream. Index tells apart blocks of one kind in
@@ -36,6 +41,8 @@ type Event struct {
 	Usage     Usage  // EventUsage
 	Finish    FinishReason
 	Raw       string // EventFinish: the API's own reason
+	MediaType string // EventImage
+	Data      []byte // EventImage
 }
 
 // Usage counts tokens of one call. InputTokens counts the whole prompt,
@@ -83,6 +90,7 @@ type collected struct {
 	id    string
 	name  string
 	done  bool
+	media string // EventImage
 }
 
 func (c *Collector) part(kind EventType, index int) *collected {
@@ -118,6 +126,8 @@ func (c *Collector) Add(ev Event) {
 		c.usage = ev.Usage
 	case EventFinish:
 		c.finish, c.raw = ev.Finish, ev.Raw
+	case EventImage:
+		c.parts = append(c.parts, collected{kind: EventImage, index: ev.Index, text: slices.Clone(ev.Data), media: ev.MediaType})
 	}
 }
 
@@ -139,6 +149,8 @@ func (c *Collector) Message() Message {
 				args = json.RawMessage("{}")
 			}
 			m.Content = append(m.Content, ToolCall{ID: p.id, Name: p.name, Arguments: args})
+		case EventImage:
+			m.Content = append(m.Content, Image{MediaType: p.media, Data: p.text})
 		}
 	}
 	return m

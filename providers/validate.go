@@ -9,7 +9,8 @@ import (
 // Validate checks a request before anything is sent, so that a malformed
 // conversation fails with ErrInvalidRequest instead of an API error: known
 // roles carrying the parts they may carry (system: Text; user: Text and
-// Image; assistant: Text, Reasoning and ToolCall; tool: ToolResult with
+// Image; assistant: Text, Image (an image the model produced), Reasoning
+// and ToolCall; tool: ToolResult with
 // Text and Image), well-formed JSON schemas (tool arguments may be anything the model
 // produced, even cut-off JSON: the conversation must still go on), tool
 // names of 1 to 64 characters from [A-Za-z0-9_-] (decisions.md §2), unique
@@ -78,7 +79,7 @@ func validateMessage(m Message) error {
 		case Text:
 			ok = m.Role != RoleTool
 		case Image:
-			ok = m.Role == RoleUser
+			ok = m.Role == RoleUser || m.Role == RoleAssistant
 			if err := validateImage(p); err != nil {
 				return err
 			}

@@ -246,7 +246,7 @@ func Format(evs []providers.Event, err error) string {
 	names := map[providers.EventType]string{
 		providers.EventTextDelta: "text", providers.EventReasoningDelta: "reasoning", providers.EventRefusalDelta: "refusal",
 		providers.EventToolCallStart: "tool-start", providers.EventToolCallDelta: "tool-delta", providers.EventToolCallEnd: "tool-end",
-		providers.EventUsage: "usage", providers.EventFinish: "finish",
+		providers.EventUsage: "usage", providers.EventFinish: "finish", providers.EventImage: "image",
 	}
 	for _, ev := range evs {
 		fmt.Fprintf(&b, "%s", names[ev.Type])
@@ -270,6 +270,8 @@ func Format(evs []providers.Event, err error) string {
 			fmt.Fprintf(&b, " in=%d out=%d cache_read=%d cache_write=%d reasoning=%d", u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.ReasoningTokens)
 		case providers.EventFinish:
 			fmt.Fprintf(&b, " %s %q", ev.Finish, ev.Raw)
+		case providers.EventImage:
+			fmt.Fprintf(&b, " %d %s %d bytes", ev.Index, ev.MediaType, len(ev.Data))
 		}
 		b.WriteByte('\n')
 	}
@@ -364,7 +366,7 @@ func CheckDecoder(t testing.TB, newDecoder func() providers.Decoder, data []byte
 	var out []providers.Event
 	check := func(evs []providers.Event) {
 		for i, ev := range evs {
-			if ev.Type < providers.EventTextDelta || ev.Type > providers.EventFinish {
+			if ev.Type < providers.EventTextDelta || ev.Type > providers.EventImage {
 				t.Fatalf("unknown event type %d", ev.Type)
 			}
 			if ev.Type == providers.EventFinish && i != len(evs)-1 {

@@ -1,0 +1,172 @@
+package builtin
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"agent/providers"
+	"agent/providers/chatcompat"
+	"agent/providers/genai"
+	"agent/providers/messages"
+	"agent/providers/responses"
+)
+
+func TestDefinitions(t *testing.T) {
+	defs := DefaultDefinitions()
+	var ids []string
+	for _, d := range defs {
+		ids = append(ids, d.ID)
+		if d.DisplayName == "" || d.DefaultBaseURL == "" || d.New == nil || len(d.Setup) != 3 {
+			t.Errorf("%s: incomplete %+v", d.ID, d)
+		}
+		if d.Setup[0].Kind != StepBaseURL || d.Setup[0].Default != d.DefaultBaseURL || d.Setup[1].Kind != StepModel || d.Setup[2].Kind != StepAPIKey || !d.Setup[2].Masked {
+			t.Errorf("%s: setup %+v", d.ID, d.Setup)
+		}
+		if d.ID != "local" && (d.KeyEnv == "" || d.DefaultModel == "" || len(d.Models) == 0 || d.Setup[2].EnvVar != d.KeyEnv || d.Setup[2].Default != "") {
+			t.Errorf("%s: hosted provider without key variable, model or catalog: %+v", d.ID, d)
+		}
+		if d.DefaultModel != "" && !containsModel(d.Models, d.DefaultModel) {
+			t.Errorf("%s: the default model %s is not in the catalog", d.ID, d.DefaultModel)
+		}
+	}
+	if strings.Join(ids, " ") != "messages responses genai reasoning regional local" {
+		t.Errorf("ids %v", ids)
+	}
+	// decisions.md §5: local is a loopback address on port 1234 with path
+	// /v1 and the fixed placeholder key.
+	local, ok := Lookup("local")
+	if !ok || local.DefaultBaseURL != "http://127.0.0.1:1234/v1" || local.PlaceholderKey != "lm-studio" || local.KeyEnv != "" ||
+		local.Setup[2].Default != "lm-studio" || !local.Setup[2].Optional {
+		t.Errorf("local %+v", local)
+	}
+	if d, _ := Lookup("reasoning"); d.DefaultBaseURL != "https://api.deepseek.com" {
+		t.Errorf("reasoning %s", d.DefaultBaseURL)
+	}
+	if d, _ := Lookup("regional"); d.DefaultBaseURL != "https://dashscope-intl.aliyuncs.com/compatible-mode/v1" {
+		t.Errorf("regional %s", d.DefaultBaseURL)
+	}
+	if _, ok := Lookup("vendorx"); ok {
+		t.Error("unknown id found")
+	}
+	// Fresh values on each call.
+	defs[0].Models[0].ID = "changed"
+	if DefaultDefinitions()[0].Models[0].ID == "changed" {
+		t.Error("definitions share state")
+	}
+}
+
+func containsModel(ms []Model, id string) bool {
+	for _, m := range ms {
+		if m.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func construct(t *testing.T, id string, c Config) providers.Provider {
+	t.Helper()
+	d, _ := Lookup(id)
+	p, err := d.New(c)
+	if err != nil {
+		t.Fatalf("%s: %v", id, err)
+	}
+	return p
+}
+
+func options(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestConstructors(t *testing.T) {
+	if _, ok := construct(t, "messages", Config{APIKey: "k"}).(*messages.Provider); !ok {
+		t.Error("messages")
+	}
+	if p := construct(t, "messages", Config{APIKey: "k"}).(*messages.Provider); p.URL() != "https://api.anthropic.com/v1/messages" {
+		t.Errorf("messages default root %s", p.URL())
+	}
+	r := construct(t, "responses", Config{APIKey: "k"}).(*responses.Provider)
+	if r.Surface() != responses.SurfaceResponses || r.URL() != "https://api.openai.com/v1/responses" {
+		t.Errorf("responses default %s %s", r.Surface(), r.URL())
+	}
+	r = construct(t, "responses", Config{APIKey: "k", BaseURL: "http://127.0.0.1:9/v1"}).(*responses.Provider)
+	if r.Surface() != responses.SurfaceChatCompletions {
+		t.Errorf("custom endpoint surface %s", r.Surface())
+	}
+	r = construct(t, "responses", Config{APIKey: "k", BaseURL: "http://127.0.0.1:9/v1", Options: options(t, `{"apiSurface":"responses","strictTools":true,
+		"includeStreamUsage":false,"store":false,"includeEncryptedReasoning":true,"organization":"org","defaultModel":"m2",
+		"reasoning":{"effort":"low","summary":"auto"},"responseFormat":"json_schema","jsonSchema":{"name":"n","schema":{"type":"object"},"strict":true}}`)}).(*responses.Provider)
+	if r.Surface() != responses.SurfaceResponses {
+		t.Errorf("apiSurface option ignored")
+	}
+	body, model, err := r.Body(&providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: []providers.Part{providers.Text{Text: "x"}}}}})
+	if err != nil || model != "m2" {
+		t.Fatal(err, model)
+	}
+	for _, want := range []string{`"store":false`, `"include":["reasoning.encrypted_content"]`, `"reasoning":{"effort":"low","summary":"auto"}`, `"format":{"type":"json_schema","name":"n","schema":{"type":"object"},"strict":true}`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("missing %s in %s", want, body)
+		}
+	}
+	g := construct(t, "genai", Config{APIKey: "k", Model: "gemini-x", Options: options(t, `{"thinkingConfig":{"includeThoughts":true,"thinkingBudget":512},
+		"safetySettings":[{"category":"HARM_CATEGORY_HARASSMENT","threshold":"BLOCK_NONE"}],"toolConfig":{"functionCallingConfig":{"mode":"AUTO"}},
+		"responseMimeType":"application/json","responseJsonSchema":{"type":"object"},"defaultResponseModalities":["TEXT","IMAGE"],"imageCapableModels":["gemini-x"]}`)}).(*genai.Provider)
+	body, _, err = g.Body(&providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: []providers.Part{providers.Text{Text: "x"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"thinkingConfig":{"includeThoughts":true,"thinkingBudget":512}`, `"safetySettings":[{"category":"HARM_CATEGORY_HARASSMENT","threshold":"BLOCK_NONE"}]`,
+		`"toolConfig":{"functionCallingConfig":{"mode":"AUTO"}}`, `"responseModalities":["TEXT","IMAGE"]`, `"responseJsonSchema":{"type":"object"}`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("missing %s in %s", want, body)
+		}
+	}
+	if _, ok := construct(t, "reasoning", Config{APIKey: "k", Options: options(t, `{"thinking":"disabled","reasoningEffort":"high"}`)}).(*chatcompat.ReasoningProvider); !ok {
+		t.Error("reasoning")
+	}
+	if p := construct(t, "regional", Config{APIKey: "k", Options: options(t, `{"region":"beijing","builtInWebTools":{"webSearch":true}}`)}).(*chatcompat.RegionalProvider); p.URL() != "https://dashscope.aliyuncs.com/compatible-mode/v1/chat/completions" || !p.WebTools().WebSearch {
+		t.Errorf("regional %s", p.URL())
+	}
+	if p := construct(t, "local", Config{}).(*chatcompat.LocalProvider); p.URL() != "http://127.0.0.1:1234/v1/chat/completions" {
+		t.Errorf("local %s", p.URL())
+	}
+}
+
+// Bad options are refused with the settings path, never a value.
+func TestBadOptions(t *testing.T) {
+	cases := []struct {
+		id, opts, errSub string
+	}{
+		{"responses", `{"reasoning":{"effort":3}}`, "providers.responses.reasoning.effort: want a string"},
+		{"responses", `{"reasoning":{"depth":"x"}}`, "providers.responses.reasoning.depth: unknown field"},
+		{"responses", `{"nativeWebTools":{"webSearch":"yes"}}`, "providers.responses.nativeWebTools.webSearch: want a bool"},
+		{"responses", `{"jsonSchema":{"schema":"secret-value"}}`, "providers.responses.jsonSchema.schema: want an object"},
+		{"responses", `{"store":"no"}`, "providers.responses.store: want true or false"},
+		{"responses", `{"reasoning":{"effort":"extreme"}}`, "reasoning.effort"},
+		{"genai", `{"thinkingConfig":{"thinkingBudget":1.5}}`, "providers.genai.thinkingConfig.thinkingBudget: want a whole number"},
+		{"genai", `{"safetySettings":[{"category":"C"}]}`, "safetySettings[0]"},
+		{"genai", `{"safetySettings":["secret-value"]}`, "providers.genai.safetySettings[0]: want an object"},
+		{"genai", `{"imageCapableModels":[1]}`, "providers.genai.imageCapableModels[0]: want a string"},
+		{"genai", `{"defaultResponseModalities":["AUDIO"]}`, "defaultResponseModalities[0]"},
+		{"regional", `{"builtInWebTools":{"webCrawl":true}}`, "providers.regional.builtInWebTools.webCrawl: unknown field"},
+		{"local", `{"defaultModel":7}`, "providers.local.defaultModel: want a string"},
+	}
+	for _, c := range cases {
+		d, _ := Lookup(c.id)
+		_, err := d.New(Config{APIKey: "secret-key", Options: options(t, c.opts)})
+		if err == nil || !strings.Contains(err.Error(), c.errSub) || strings.Contains(err.Error(), "secret") {
+			t.Errorf("%s %s: %v", c.id, c.opts, err)
+		}
+	}
+	d, _ := Lookup("genai")
+	if _, err := d.New(Config{}); !errors.Is(err, providers.ErrMissingKey) {
+		t.Errorf("genai without key: %v", err)
+	}
+}

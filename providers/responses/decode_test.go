@@ -1,0 +1,83 @@
+package responses
+
+import (
+	"context"
+	"io"
+	"testing"
+
+	"agent/internal/sse"
+	"agent/providers"
+	pt "agent/providers/providertest"
+)
+
+func FuzzDecoder(f *testing.F) {
+	pt.SeedFromTestdata(f)
+	f.Add([]byte("data: {\"type\":\"response.output_text.delta\",\"output_index\":99,\"delta\":\"x\"}\n\n"))
+	f.Add([]byte("data: {\"type\":\"response.output_item.added\",\"output_index\":-1,\"item\":{}}\n\n"))
+	f.Add([]byte("data: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"arguments\":{}}}\n\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		pt.CheckDecoder(t, func() providers.Decoder { return NewDecoder() }, data)
+	})
+}
+
+var textEvent = sse.Event{Type: "response.output_text.delta", Data: `{"type":"response.output_text.delta","sequence_number":12,"item_id":"msg_0123456789abcdef0123456789abcdef","output_index":0,"content_index":0,"delta":" the","logprobs":[]}`}
+
+var toolEvent = sse.Event{Type: "response.function_call_arguments.delta", Data: `{"type":"response.function_call_arguments.delta","sequence_number":12,"item_id":"fc_0123456789abcdef0123456789abcdef","output_index":1,"delta":"\"path\": \"a"}`}
+
+func benchDecode(b *testing.B, ev sse.Event) {
+	d := NewDecoder()
+	out := make([]providers.Event, 0, 8)
+	d.Decode(sse.Event{Data: `{"type":"response.output_item.added","output_index":0,"item":{"id":"msg_1","type":"message","role":"assistant","content":[]}}`}, out)
+	d.Decode(sse.Event{Data: `{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_1","type":"function_call","call_id":"c","name":"f","arguments":""}}`}, out)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(ev.Data)))
+	for b.Loop() {
+		evs, _, err := d.Decode(ev, out[:0])
+		if err != nil || len(evs) != 1 {
+			b.Fatal(err, evs)
+		}
+	}
+}
+
+func BenchmarkDecodeText(b *testing.B)     { benchDecode(b, textEvent) }
+func BenchmarkDecodeToolArgs(b *testing.B) { benchDecode(b, toolEvent) }
+
+// BenchmarkStream measures a whole response through the provider: SSE
+// reading, decoding and the stream's bookkeeping, per event.
+func BenchmarkStream(b *testing.B) {
+	body := []byte("event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r\",\"status\":\"in_progress\"}}\n\n" +
+		"event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"id\":\"msg_0123456789abcdef0123456789abcdef\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[]}}\n\n")
+	const n = 1000
+	for range n {
+		body = append(body, "event: response.output_text.delta\ndata: "+textEvent.Data+"\n\n"...)
+	}
+	body = append(body, "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"status\":\"completed\",\"usage\":{\"input_tokens\":5,\"output_tokens\":1000}}}\n\n"...)
+	p, err := New(Options{APIKey: "k", Executor: pt.NewReplay(pt.Stream(body))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := hello()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		s, err := p.Chat(context.Background(), req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		evs := 0
+		for {
+			_, err := s.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			evs++
+		}
+		if evs != n+2 {
+			b.Fatal(evs)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(n+3)), "ns/event")
+}
