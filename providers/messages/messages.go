@@ -337,6 +337,10 @@ func wireMessages(msgs []providers.Message) (string, []wireMessage) {
 				switch p := p.(type) {
 				case providers.Reasoning:
 					switch {
+					case foreignReasoning(p):
+						// Another API's reasoning (a switch of provider
+						// mid-conversation, seed-providers.md §2.1): this
+						// API cannot verify it and would refuse the turn.
 					case p.Redacted != "":
 						blocks = append(blocks, block{Type: "redacted_thinking", Data: p.Redacted})
 					case p.Signature != "":
@@ -355,6 +359,14 @@ func wireMessages(msgs []providers.Message) (string, []wireMessage) {
 		}
 	}
 	return strings.Join(system, "\n\n"), out
+}
+
+// foreignReasoning recognises reasoning that another API produced: the
+// responses API keeps its whole reasoning item (a JSON object) in
+// Redacted, and the genai API marks its signatures with a "genai:"
+// prefix. This API's redacted data and signatures are opaque base64.
+func foreignReasoning(r providers.Reasoning) bool {
+	return strings.HasPrefix(r.Redacted, "{") || strings.HasPrefix(r.Signature, "genai:")
 }
 
 func contentBlocks(parts []providers.Part) []block {

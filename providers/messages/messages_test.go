@@ -302,3 +302,29 @@ func TestCapabilities(t *testing.T) {
 		t.Errorf("%+v", c)
 	}
 }
+
+// TestForeignReasoningLeftOut: after a switch of provider, reasoning that
+// another API produced is not sent back (this API would refuse it); its
+// own signed and redacted thinking is.
+func TestForeignReasoningLeftOut(t *testing.T) {
+	msgs := []providers.Message{
+		{Role: providers.RoleUser, Content: []providers.Part{providers.Text{Text: "q"}}},
+		{Role: providers.RoleAssistant, Content: []providers.Part{
+			providers.Reasoning{Redacted: `{"type":"reasoning","id":"rs_1","encrypted_content":"x"}`},
+			providers.Reasoning{Text: "thought", Signature: "genai:abc"},
+			providers.Reasoning{Text: "mine", Signature: "c2lnbmF0dXJl"},
+			providers.Reasoning{Redacted: "b3BhcXVl"},
+			providers.Text{Text: "answer"},
+		}},
+		{Role: providers.RoleUser, Content: []providers.Part{providers.Text{Text: "next"}}},
+	}
+	_, wire := wireMessages(msgs)
+	b, _ := json.Marshal(wire)
+	got := string(b)
+	if strings.Contains(got, "rs_1") || strings.Contains(got, "genai:") {
+		t.Fatalf("foreign reasoning sent: %s", got)
+	}
+	if !strings.Contains(got, `"signature":"c2lnbmF0dXJl"`) || !strings.Contains(got, `"data":"b3BhcXVl"`) {
+		t.Fatalf("own reasoning missing: %s", got)
+	}
+}
