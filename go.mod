@@ -4,4 +4,7 @@ go 1.26.0
 
 require golang.org/x/term v0.47.0
 
-require golang.org/x/sys v0.49.0 // indirect
+require (
+	golang.org/x/oauth2 v0.37.0 // indirect
+	golang.org/x/sys v0.49.0 // indirect
+)

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"agent/config"
 	"agent/internal/securefile"
 	"agent/internal/strictjson"
 )
@@ -35,6 +36,12 @@ type Identity struct {
 	URL   string // the server URL (expanded)
 }
 
+// IdentityOf is the identity a definition's tokens are stored under; it
+// matches mcp.CredentialIdentity.
+func IdentityOf(d *config.ServerDef) Identity {
+	return Identity{Name: d.Name, Scope: d.Scope.String(), File: d.File, URL: d.URL.Value}
+}
+
 // key is the SHA-256 of the identity and URL pair (decisions.md §2).
 func (id Identity) key() string {
 	b, _ := json.Marshal([]string{id.Name, id.Scope, id.File, id.URL})
@@ -45,20 +52,24 @@ func (id Identity) key() string {
 // Credentials are one server's stored tokens and where they came from.
 // Refresh and revocation go only to the endpoints recorded here.
 type Credentials struct {
-	Version            int       `json:"version"`
-	Server             string    `json:"server"`
-	URL                string    `json:"url"`
-	Resource           string    `json:"resource"`
-	Issuer             string    `json:"issuer"`
-	TokenEndpoint      string    `json:"tokenEndpoint"`
-	RevocationEndpoint string    `json:"revocationEndpoint,omitempty"`
-	ClientID           string    `json:"clientId"`
-	ClientSecret       string    `json:"clientSecret,omitempty"` // from dynamic registration or --client-secret
-	AccessToken        string    `json:"accessToken"`
-	TokenType          string    `json:"tokenType,omitempty"`
-	RefreshToken       string    `json:"refreshToken,omitempty"`
-	Scope              string    `json:"scope,omitempty"`
-	Expiry             time.Time `json:"expiry,omitzero"`
+	Version            int    `json:"version"`
+	Server             string `json:"server"`
+	URL                string `json:"url"`
+	Resource           string `json:"resource"`
+	Issuer             string `json:"issuer"`
+	TokenEndpoint      string `json:"tokenEndpoint"`
+	RevocationEndpoint string `json:"revocationEndpoint,omitempty"`
+	ClientID           string `json:"clientId"`
+	ClientSecret       string `json:"clientSecret,omitempty"` // from dynamic registration or --client-secret
+	// TokenAuthMethod is how the client authenticates at the token and
+	// revocation endpoints: none, client_secret_basic or
+	// client_secret_post (RFC 7591 §2); "" means none.
+	TokenAuthMethod string    `json:"tokenEndpointAuthMethod,omitempty"`
+	AccessToken     string    `json:"accessToken"`
+	TokenType       string    `json:"tokenType,omitempty"`
+	RefreshToken    string    `json:"refreshToken,omitempty"`
+	Scope           string    `json:"scope,omitempty"`
+	Expiry          time.Time `json:"expiry,omitzero"`
 }
 
 // String redacts the secrets (house style 7).
