@@ -62,7 +62,7 @@ func getJSON(ctx context.Context, c *http.Client, what, raw string, insecure boo
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("fetching the %s: %w", what, netError(err))
+		return nil, policyRefusal(fmt.Errorf("fetching the %s: %w", what, netError(err)))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxMetadata+1))
@@ -84,6 +84,16 @@ func netError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		return ue.Err
+	}
+	return err
+}
+
+// policyRefusal turns a redirect or an address the policy refuses into a
+// refusal of the sign-in (seed §5.2 rule 3), keeping its reason.
+func policyRefusal(err error) error {
+	var re *netguard.RefusedError
+	if errors.Is(err, netguard.ErrRedirect) || errors.As(err, &re) {
+		return &RefusedError{Reason: sanitize(err.Error(), 300)}
 	}
 	return err
 }
@@ -328,7 +338,7 @@ func probe(ctx context.Context, c *http.Client, serverURL string) ([]string, err
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	resp, err := c.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("reaching the MCP server: %w", netError(err))
+		return nil, policyRefusal(fmt.Errorf("reaching the MCP server: %w", netError(err)))
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) //nolint:errcheck // the body is not used
 	resp.Body.Close()
