@@ -378,3 +378,64 @@ func TestOAuthMockServerLoginLogout(t *testing.T) {
 		t.Fatalf("mcp list after logout: %q", out)
 	}
 }
+
+var authBin struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+func buildAuthClient(t *testing.T) string {
+	t.Helper()
+	authBin.once.Do(func() {
+		dir, err := os.MkdirTemp("", "conformance-auth-client-")
+		if err != nil {
+			authBin.err = err
+			return
+		}
+		authBin.path = filepath.Join(dir, "conformance-auth-client")
+		if out, err := exec.Command("go", "build", "-o", authBin.path, "./conformance-auth-client").CombinedOutput(); err != nil {
+			authBin.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if authBin.err != nil {
+		t.Fatal(authBin.err)
+	}
+	return authBin.path
+}
+
+// TestMCPConformanceAuthScenarios runs the conformance suite's client
+// authorization scenarios (0.1.16: revisions 2025-06-18 and 2025-11-25,
+// and the 2025-03-26 compatibility scenarios) against
+// conformance-auth-client, which signs in through mcp/oauth. A scenario
+// listed in expected-failures.txt must fail, with its reason there.
+func TestMCPConformanceAuthScenarios(t *testing.T) {
+	p := mcpNeedPeers(t)
+	bin := buildAuthClient(t)
+	expected := mcpExpectedFailures(t)
+	js := p.path("@modelcontextprotocol/conformance/dist/index.js")
+	for _, scenario := range []string{
+		"auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
+		"auth/basic-cimd",
+		"auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
+		"auth/scope-step-up", "auth/scope-retry-limit",
+		"auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none",
+		"auth/pre-registration",
+		"auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback",
+	} {
+		t.Run(scenario, func(t *testing.T) {
+			failed := mcpRunScenario(t, p, js, bin, scenario, "")
+			reason, known := expected["0.1.16 "+scenario]
+			switch {
+			case known && len(failed) == 0:
+				t.Errorf("%s now passes: remove it from interop/expected-failures.txt", scenario)
+			case known:
+				t.Logf("expected failure (%s): %s", reason, failed[0].Name)
+			default:
+				for _, c := range failed {
+					t.Errorf("%s: %s %s", c.ID, c.Name, c.ErrorMessage)
+				}
+			}
+		})
+	}
+}

@@ -222,11 +222,13 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Discovery, error) {
 				if d.Server, err = ParseServerMetadata(data); err != nil {
 					return nil, refusef("%v", err)
 				}
+				// 2025-03-26 has no protected-resource metadata to name
+				// the issuer: the metadata found at the server's origin
+				// speaks for it, so its issuer is accepted when it lives
+				// at that same origin (it may add a path, such as
+				// /oauth); an issuer elsewhere is refused.
 				d.Issuer = origin
-				// A metadata document at the origin names the origin as
-				// issuer (RFC 8414 §3.3); some 2025-03-26 servers add a
-				// trailing slash.
-				if strings.TrimSuffix(d.Server.Issuer, "/") == origin {
+				if iu, err := url.Parse(d.Server.Issuer); err == nil && iu.Scheme == su.Scheme && strings.EqualFold(iu.Host, su.Host) {
 					d.Issuer = d.Server.Issuer
 				}
 			}

@@ -151,6 +151,9 @@ func TestSignInDiscoveryVariants(t *testing.T) {
 				t.Fatal("resource is not the server URL")
 			}
 		}},
+		{"no PRM: the origin's metadata names a same-origin issuer with a path", func(f *fakeServer) {
+			f.noPRM, f.noChallengeURL, f.metaIssuer, f.issSupported, f.sendIss = true, true, f.URL()+"/oauth", false, ""
+		}, nil},
 		{"PRM names the origin-wide resource", func(f *fakeServer) { f.prmResource = f.URL() + "/" }, func(t *testing.T, f *fakeServer) {
 			if f.authQueries[0].Get("resource") != f.URL()+"/" {
 				t.Fatal("resource is not the PRM's")
@@ -194,6 +197,9 @@ func TestSignInRefusals(t *testing.T) {
 		{"PRM names a sibling path", func(f *fakeServer, _ *signInCase) { f.prmResource = f.URL() + "/mcp2" }, "not this server"},
 		{"PRM without authorization servers", func(f *fakeServer, _ *signInCase) { f.prmNoAS = true }, "names no authorization server"},
 		{"issuer differs", func(f *fakeServer, _ *signInCase) { f.metaIssuer = "https://evil.example" }, "names the issuer"},
+		{"no PRM: the origin's metadata names an issuer elsewhere", func(f *fakeServer, _ *signInCase) {
+			f.noPRM, f.noChallengeURL, f.metaIssuer = true, true, "https://evil.example"
+		}, "names the issuer"},
 		{"issuer differs by a trailing slash", func(f *fakeServer, _ *signInCase) { f.metaIssuer = f.URL() + "/" }, "names the issuer"},
 		{"no S256", func(f *fakeServer, _ *signInCase) { f.noS256 = true }, "S256"},
 		{"http token endpoint", func(f *fakeServer, _ *signInCase) { f.httpToken = true }, "not https"},
