@@ -37,13 +37,25 @@ type e2eAS struct {
 	revoked []string
 	resForm []string // resource parameters seen at the token endpoint
 	prmRes  string   // override of the PRM resource
+	// needScope: /mcp answers 403 insufficient_scope until the token
+	// carries this scope.
+	needScope string
+	scopes    map[string]string // access token -> scope
+	authScope []string          // scope parameters seen at /authorize
 }
 
 func newE2EAS(t *testing.T) *e2eAS {
-	a := &e2eAS{codes: map[string]url.Values{}, tokens: map[string]bool{}}
+	a := &e2eAS{codes: map[string]url.Values{}, tokens: map[string]bool{}, scopes: map[string]string{}}
 	a.srv = httptest.NewTLSServer(http.HandlerFunc(a.handle))
 	t.Cleanup(a.srv.Close)
 	return a
+}
+
+// with runs f under the server's lock (the handler runs on other goroutines).
+func (a *e2eAS) with(f func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f()
 }
 
 func (a *e2eAS) json(w http.ResponseWriter, status int, v any) {
@@ -62,6 +74,11 @@ func (a *e2eAS) handle(w http.ResponseWriter, r *http.Request) {
 		if !a.tokens[tok] {
 			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+base+`/.well-known/oauth-protected-resource/mcp", scope="tools"`)
 			w.WriteHeader(401)
+			return
+		}
+		if a.needScope != "" && !strings.Contains(" "+a.scopes[tok]+" ", " "+a.needScope+" ") {
+			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="`+a.needScope+`"`)
+			w.WriteHeader(403)
 			return
 		}
 		if r.Method != http.MethodPost {
@@ -110,6 +127,7 @@ func (a *e2eAS) handle(w http.ResponseWriter, r *http.Request) {
 		a.json(w, 201, map[string]any{"client_id": fmt.Sprintf("client-%d", a.n), "token_endpoint_auth_method": "none"})
 	case "/authorize":
 		q := r.URL.Query()
+		a.authScope = append(a.authScope, q.Get("scope"))
 		a.n++
 		code := fmt.Sprintf("code-%d", a.n)
 		a.codes[code] = q
@@ -128,6 +146,7 @@ func (a *e2eAS) handle(w http.ResponseWriter, r *http.Request) {
 		a.n++
 		at := fmt.Sprintf("access-%d", a.n)
 		a.tokens[at] = true
+		a.scopes[at] = q.Get("scope")
 		a.json(w, 200, map[string]any{"access_token": at, "token_type": "Bearer", "refresh_token": fmt.Sprintf("refresh-%d", a.n), "expires_in": 3600})
 	case "/revoke":
 		r.ParseForm()
@@ -165,59 +184,78 @@ func browser(t *testing.T, a *e2eAS, authURL string) string {
 	return resp.Header.Get("Location")
 }
 
-// startLogin runs `agent mcp login` with piped stdin and a line reader on
-// stderr; it returns the authorization URL once shown.
+// loginRun is a running `agent mcp login` with piped stdin and stderr.
+type loginRun struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *strings.Builder
+	stderr *strings.Builder // what nextURL and wait have read so far
+	lines  chan string
+	done   chan struct{}
+}
+
+// nextURL reads stderr until the next authorization URL.
+func (r *loginRun) nextURL() string {
+	r.t.Helper()
+	for l := range r.lines {
+		r.stderr.WriteString(l + "\n")
+		if strings.HasPrefix(l, "https://") {
+			return l
+		}
+	}
+	code := r.wait()
+	r.t.Fatalf("no authorization URL shown (exit %d): %s", code, r.stderr)
+	return ""
+}
+
+// wait reads the rest of stderr and returns the exit code.
+func (r *loginRun) wait() int {
+	for l := range r.lines {
+		r.stderr.WriteString(l + "\n")
+	}
+	<-r.done
+	err := r.cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return 0
+}
+
+// startLogin runs `agent mcp login` and returns the first authorization
+// URL it shows.
 func startLogin(t *testing.T, s *sandbox, args ...string) (cmd *exec.Cmd, stdin io.WriteCloser, authURL string, stdout *strings.Builder, stderr *strings.Builder, wait func() int) {
+	r := startLoginRun(t, s, args...)
+	return r.cmd, r.stdin, r.nextURL(), r.stdout, r.stderr, r.wait
+}
+
+func startLoginRun(t *testing.T, s *sandbox, args ...string) *loginRun {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
-	cmd = exec.CommandContext(ctx, agentBinary(t), append([]string{"mcp", "login"}, args...)...)
-	cmd.Dir = s.Work
-	cmd.Env = append([]string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH"), "TERM=dumb"}, s.Env...)
-	stdin, _ = cmd.StdinPipe()
-	errPipe, _ := cmd.StderrPipe()
-	stdout, stderr = &strings.Builder{}, &strings.Builder{}
-	cmd.Stdout = stdout
-	if err := cmd.Start(); err != nil {
+	r := &loginRun{t: t, stdout: &strings.Builder{}, stderr: &strings.Builder{}, lines: make(chan string, 64), done: make(chan struct{})}
+	r.cmd = exec.CommandContext(ctx, agentBinary(t), append([]string{"mcp", "login"}, args...)...)
+	r.cmd.Dir = s.Work
+	r.cmd.Env = append([]string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH"), "TERM=dumb"}, s.Env...)
+	r.stdin, _ = r.cmd.StdinPipe()
+	errPipe, _ := r.cmd.StderrPipe()
+	r.cmd.Stdout = r.stdout
+	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	lines := make(chan string, 64)
-	done := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(r.done)
 		sc := bufio.NewScanner(errPipe)
 		for sc.Scan() {
-			lines <- sc.Text()
+			r.lines <- sc.Text()
 		}
-		close(lines)
+		close(r.lines)
 	}()
-	for l := range lines {
-		stderr.WriteString(l + "\n")
-		if strings.HasPrefix(l, "https://") {
-			authURL = l
-			break
-		}
-	}
-	wait = func() int {
-		for l := range lines {
-			stderr.WriteString(l + "\n")
-		}
-		<-done
-		err := cmd.Wait()
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return ee.ExitCode()
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return 0
-	}
-	if authURL == "" {
-		code := wait()
-		t.Fatalf("no authorization URL shown (exit %d): %s", code, stderr)
-	}
-	return
+	return r
 }
 
 func TestE2EMCPLoginLoopbackCallbackAndLogout(t *testing.T) {
@@ -246,9 +284,11 @@ func TestE2EMCPLoginLoopbackCallbackAndLogout(t *testing.T) {
 			t.Fatalf("output shows %s: %s", secret, stderr)
 		}
 	}
-	if a.resForm[0] != a.srv.URL+"/mcp" {
-		t.Fatal("no resource on the token request")
-	}
+	a.with(func() {
+		if a.resForm[0] != a.srv.URL+"/mcp" {
+			t.Error("no resource on the token request")
+		}
+	})
 	// The credential file: 0600 in a 0700 directory.
 	dir := filepath.Join(s.Home, ".agent", "mcp-credentials")
 	entries, _ := os.ReadDir(dir)
@@ -267,8 +307,10 @@ func TestE2EMCPLoginLoopbackCallbackAndLogout(t *testing.T) {
 	}
 	// Logout: tokens deleted, both revoked.
 	r = s.run("", "mcp", "logout", "remote")
-	if r.Code != 0 || !strings.Contains(r.Stdout, "Signed out of MCP server remote") || len(a.revoked) != 2 {
-		t.Fatalf("%+v revoked %v", r, a.revoked)
+	var revoked []string
+	a.with(func() { revoked = a.revoked })
+	if r.Code != 0 || !strings.Contains(r.Stdout, "Signed out of MCP server remote") || len(revoked) != 2 {
+		t.Fatalf("%+v revoked %v", r, revoked)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatal("credentials left after logout")
@@ -320,12 +362,12 @@ func TestE2EMCPLoginRefusals(t *testing.T) {
 		t.Fatal("a refused sign-in left a file")
 	}
 	// The PRM names another server.
-	a.prmRes = "https://elsewhere.example/mcp"
+	a.with(func() { a.prmRes = "https://elsewhere.example/mcp" })
 	r := s.run("", "mcp", "login", "remote")
 	if r.Code != 1 || !strings.Contains(r.Stderr, "not this server") {
 		t.Fatalf("%+v", r)
 	}
-	a.prmRes = ""
+	a.with(func() { a.prmRes = "" })
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -348,5 +390,29 @@ func TestE2EMCPLoginRefusals(t *testing.T) {
 	r = s.run("", "mcp", "login", "remote")
 	if r.Code != 1 || !strings.Contains(r.Stderr, "address refused") {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// A 403 insufficient_scope after sign-in leads to a sign-in for the union
+// of scopes, then the success line.
+func TestE2EMCPLoginStepUp(t *testing.T) {
+	a := newE2EAS(t)
+	a.with(func() { a.needScope = "admin" })
+	s := loginSandbox(t, a)
+	r := startLoginRun(t, s, "remote", "--no-browser")
+	io.WriteString(r.stdin, browser(t, a, r.nextURL())+"\n")
+	// The second sign-in shows a second URL.
+	io.WriteString(r.stdin, browser(t, a, r.nextURL())+"\n")
+	r.stdin.Close()
+	if code := r.wait(); code != 0 {
+		t.Fatalf("exit %d: %s", code, r.stderr)
+	}
+	var scopes []string
+	a.with(func() { scopes = a.authScope })
+	if len(scopes) != 2 || scopes[0] != "tools" || scopes[1] != "tools admin" {
+		t.Fatalf("scopes asked %q", scopes)
+	}
+	if !strings.Contains(r.stdout.String(), "3 of its tools") || !strings.Contains(r.stderr.String(), "needs more scope") {
+		t.Fatal(r.stdout, r.stderr)
 	}
 }

@@ -1,7 +1,25 @@
 // Package oauth signs the CLI in to OAuth-protected MCP servers: discovery,
 // client registration, PKCE authorization with a loopback callback, the
 // credential store, refresh and logout (seed-mcp-events.md §2.6, §3.2,
-// §5.2; decisions.md §2).
+// §5.2; decisions.md §2; MCP authorization 2025-06-18 and 2025-11-25).
+//
+// Entry points:
+//   - SignIn runs the whole flow for one definition (Discover, dynamic or
+//     pre-registered client, PKCE S256 with state and resource, the
+//     browser or a pasted redirect, the iss check, the code exchange) and
+//     stores the tokens; it talks to the user only through the UI
+//     interface, so the terminal command and the in-session command share it.
+//   - NewSource and Transport give the MCP HTTP transport its Bearer
+//     token: refreshed at the recorded token endpoint when expired and
+//     once after a 401; a token replaced by a new sign-in is picked up.
+//     StepUpScope and MaxStepUps drive a new SignIn after a 403
+//     insufficient_scope.
+//   - Logout deletes the stored tokens, then revokes them (RFC 7009).
+//   - Store and SignInState are what `agent mcp list` reports.
+//
+// All requests go through the address policy of internal/netguard (no
+// proxy, no redirects) and require https; no token, code, verifier or
+// secret is ever part of an error or a line shown (seed §5.4).
 //
 // Imports: the standard library, golang.org/x/oauth2, agent/config and
 // agent/internal/*.
