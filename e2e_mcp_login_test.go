@@ -164,7 +164,7 @@ func loginSandbox(t *testing.T, a *e2eAS) *sandbox {
 	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: a.srv.Certificate().Raw})
 	certFile := s.write(filepath.Join(t.TempDir(), "ca.pem"), string(cert))
 	s.Env = append(s.Env, "SSL_CERT_FILE="+certFile)
-	s.write("~/.agent/settings.json", `{"mcpAllowedNetworks":["127.0.0.0/8"],"mcpServers":{
+	s.write("~/.agent/settings.json", `{"mcpAllowedNetworks":["127.0.0.0/8","::1/128"],"mcpServers":{
 		"remote":{"type":"http","url":"`+a.srv.URL+`/mcp","oauth":{}},
 		"plain":{"type":"http","url":"`+a.srv.URL+`/mcp"},
 		"local":{"type":"stdio","command":"/bin/true"}}}`)

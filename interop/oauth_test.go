@@ -50,7 +50,7 @@ func testCert(t *testing.T, dir string) (tls.Certificate, string, string) {
 		Subject:               pkix.Name{CommonName: "agent interop"},
 		NotBefore:             time.Now().Add(-time.Hour),
 		NotAfter:              time.Now().Add(24 * time.Hour),
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")},
 		DNSNames:              []string{"localhost"},
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
@@ -269,7 +269,7 @@ func TestOAuthMockServerLoginLogout(t *testing.T) {
 	os.MkdirAll(filepath.Join(home, ".agent"), 0o700)
 	os.MkdirAll(work, 0o755)
 	port := freeTCPPort(t)
-	settings := fmt.Sprintf(`{"mcpAllowedNetworks":["127.0.0.0/8"],"mcpServers":{"mock":{"type":"http","url":"%s/mcp","oauth":{"clientId":"agent-interop","callbackPort":%d}}}}`, rs.URL, port)
+	settings := fmt.Sprintf(`{"mcpAllowedNetworks":["127.0.0.0/8","::1/128"],"mcpServers":{"mock":{"type":"http","url":"%s/mcp","oauth":{"clientId":"agent-interop","callbackPort":%d}}}}`, rs.URL, port)
 	if err := os.WriteFile(filepath.Join(home, ".agent", "settings.json"), []byte(settings), 0o600); err != nil {
 		t.Fatal(err)
 	}

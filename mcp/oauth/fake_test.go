@@ -80,7 +80,7 @@ func (f *fakeServer) issuer() string    { return f.srv.URL + f.issuerPath }
 func (f *fakeServer) net() NetOptions {
 	pool := x509.NewCertPool()
 	pool.AddCert(f.srv.Certificate())
-	return NetOptions{Policy: netguard.Policy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, RootCAs: pool}
+	return NetOptions{Policy: netguard.Policy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}, RootCAs: pool}
 }
 
 func (f *fakeServer) def(o *config.OAuth) *config.ServerDef {
