@@ -69,6 +69,8 @@ func commands() []*command {
 		trustStatusCommand(),
 		trustRevokeCommand(),
 		mcpListCommand(),
+		mcpLoginCommand(),
+		mcpLogoutCommand(),
 		sessionStartCommand(),
 		sessionListCommand(),
 		sessionStopCommand(),

@@ -1,7 +1,25 @@
 // Package oauth signs the CLI in to OAuth-protected MCP servers: discovery,
 // client registration, PKCE authorization with a loopback callback, the
 // credential store, refresh and logout (seed-mcp-events.md §2.6, §3.2,
-// §5.2; decisions.md §2).
+// §5.2; decisions.md §2; MCP authorization 2025-06-18 and 2025-11-25).
+//
+// Entry points:
+//   - SignIn runs the whole flow for one definition (Discover, dynamic or
+//     pre-registered client, PKCE S256 with state and resource, the
+//     browser or a pasted redirect, the iss check, the code exchange) and
+//     stores the tokens; it talks to the user only through the UI
+//     interface, so the terminal command and the in-session command share it.
+//   - NewSource and Transport give the MCP HTTP transport its Bearer
+//     token: refreshed at the recorded token endpoint when expired and
+//     once after a 401; a token replaced by a new sign-in is picked up.
+//     StepUpScope and MaxStepUps drive a new SignIn after a 403
+//     insufficient_scope.
+//   - Logout deletes the stored tokens, then revokes them (RFC 7009).
+//   - Store and SignInState are what `agent mcp list` reports.
+//
+// All requests go through the address policy of internal/netguard (no
+// proxy, no redirects) and require https; no token, code, verifier or
+// secret is ever part of an error or a line shown (seed §5.4).
 //
 // Imports: the standard library, golang.org/x/oauth2, agent/config and
 // agent/internal/*.
@@ -18,6 +36,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"agent/config"
 	"agent/internal/securefile"
 	"agent/internal/strictjson"
 )
@@ -35,6 +54,12 @@ type Identity struct {
 	URL   string // the server URL (expanded)
 }
 
+// IdentityOf is the identity a definition's tokens are stored under; it
+// matches mcp.CredentialIdentity.
+func IdentityOf(d *config.ServerDef) Identity {
+	return Identity{Name: d.Name, Scope: d.Scope.String(), File: d.File, URL: d.URL.Value}
+}
+
 // key is the SHA-256 of the identity and URL pair (decisions.md §2).
 func (id Identity) key() string {
 	b, _ := json.Marshal([]string{id.Name, id.Scope, id.File, id.URL})
@@ -45,20 +70,24 @@ func (id Identity) key() string {
 // Credentials are one server's stored tokens and where they came from.
 // Refresh and revocation go only to the endpoints recorded here.
 type Credentials struct {
-	Version            int       `json:"version"`
-	Server             string    `json:"server"`
-	URL                string    `json:"url"`
-	Resource           string    `json:"resource"`
-	Issuer             string    `json:"issuer"`
-	TokenEndpoint      string    `json:"tokenEndpoint"`
-	RevocationEndpoint string    `json:"revocationEndpoint,omitempty"`
-	ClientID           string    `json:"clientId"`
-	ClientSecret       string    `json:"clientSecret,omitempty"` // from dynamic registration or --client-secret
-	AccessToken        string    `json:"accessToken"`
-	TokenType          string    `json:"tokenType,omitempty"`
-	RefreshToken       string    `json:"refreshToken,omitempty"`
-	Scope              string    `json:"scope,omitempty"`
-	Expiry             time.Time `json:"expiry,omitzero"`
+	Version            int    `json:"version"`
+	Server             string `json:"server"`
+	URL                string `json:"url"`
+	Resource           string `json:"resource"`
+	Issuer             string `json:"issuer"`
+	TokenEndpoint      string `json:"tokenEndpoint"`
+	RevocationEndpoint string `json:"revocationEndpoint,omitempty"`
+	ClientID           string `json:"clientId"`
+	ClientSecret       string `json:"clientSecret,omitempty"` // from dynamic registration or --client-secret
+	// TokenAuthMethod is how the client authenticates at the token and
+	// revocation endpoints: none, client_secret_basic or
+	// client_secret_post (RFC 7591 §2); "" means none.
+	TokenAuthMethod string    `json:"tokenEndpointAuthMethod,omitempty"`
+	AccessToken     string    `json:"accessToken"`
+	TokenType       string    `json:"tokenType,omitempty"`
+	RefreshToken    string    `json:"refreshToken,omitempty"`
+	Scope           string    `json:"scope,omitempty"`
+	Expiry          time.Time `json:"expiry,omitzero"`
 }
 
 // String redacts the secrets (house style 7).

@@ -6,6 +6,7 @@
 package term
 
 import (
+	"context"
 	"os"
 
 	"golang.org/x/term"
@@ -14,4 +15,32 @@ import (
 // IsTerminal reports whether f is a terminal.
 func IsTerminal(f *os.File) bool {
 	return f != nil && term.IsTerminal(int(f.Fd()))
+}
+
+// ReadPassword reads one line from the terminal f without echo (a client
+// secret, a pasted redirect address that carries an authorization code).
+// When ctx ends first, the terminal's state is restored (echo back on) and
+// ctx's cause is returned; the read itself ends with the process.
+func ReadPassword(ctx context.Context, f *os.File) ([]byte, error) {
+	fd := int(f.Fd())
+	saved, err := term.GetState(fd)
+	if err != nil {
+		return nil, err
+	}
+	type result struct {
+		b   []byte
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		b, err := term.ReadPassword(fd)
+		ch <- result{b, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.b, r.err
+	case <-ctx.Done():
+		term.Restore(fd, saved) //nolint:errcheck // best effort on the way out
+		return nil, context.Cause(ctx)
+	}
 }

@@ -1,0 +1,339 @@
+package oauth
+
+import (
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+var challengeCases = []struct {
+	in      string
+	ok      bool
+	schemes []string
+	bearer  Bearer
+}{
+	{`Bearer resource_metadata="https://a.example/.well-known/oauth-protected-resource/mcp", scope="a b"`, true, []string{"Bearer"},
+		Bearer{ResourceMetadata: "https://a.example/.well-known/oauth-protected-resource/mcp", Scope: "a b"}},
+	{`Bearer error="insufficient_scope", scope="files:write", resource_metadata="https://x/y"`, true, []string{"Bearer"},
+		Bearer{ResourceMetadata: "https://x/y", Scope: "files:write", Error: "insufficient_scope"}},
+	{`bearer Error=invalid_token`, true, []string{"bearer"}, Bearer{Error: "invalid_token"}},
+	{`Basic realm="x", Bearer scope="s"`, true, []string{"Basic", "Bearer"}, Bearer{Scope: "s"}},
+	{`Negotiate abc==, Bearer realm = "a\"b" , scope="c"`, true, []string{"Negotiate", "Bearer"}, Bearer{Scope: "c"}},
+	{`Bearer`, true, []string{"Bearer"}, Bearer{}},
+	{`Bearer , , scope="x"`, true, []string{"Bearer"}, Bearer{Scope: "x"}},
+	{`Bearer scope="a", scope="b"`, false, nil, Bearer{}},
+	{`Bearer scope="unterminated`, false, nil, Bearer{}},
+	{`Bearer scope=`, true, []string{"Bearer"}, Bearer{}}, // token68 by the grammar
+	{`=x`, false, nil, Bearer{}},
+	{"Bearer scope=\"a\x00\"", false, nil, Bearer{}},
+	{`Bearer scope="a" junk`, false, nil, Bearer{}},
+}
+
+func TestParseChallenges(t *testing.T) {
+	for _, tc := range challengeCases {
+		cs, err := ParseChallenges([]string{tc.in})
+		if (err == nil) != tc.ok {
+			t.Errorf("%q: err = %v", tc.in, err)
+			continue
+		}
+		if !tc.ok {
+			continue
+		}
+		var schemes []string
+		for _, c := range cs {
+			schemes = append(schemes, c.Scheme)
+		}
+		if strings.Join(schemes, ",") != strings.Join(tc.schemes, ",") {
+			t.Errorf("%q: schemes %v", tc.in, schemes)
+		}
+		if b, _ := BearerChallenge([]string{tc.in}); b != tc.bearer {
+			t.Errorf("%q: bearer %+v", tc.in, b)
+		}
+	}
+	if cs, _ := ParseChallenges([]string{`Negotiate abc==`}); cs[0].Token68 != "abc==" {
+		t.Error("token68 lost")
+	}
+	if _, err := ParseChallenges([]string{strings.Repeat("a", 9000)}); err == nil {
+		t.Error("an oversized header was accepted")
+	}
+}
+
+func FuzzParseChallenges(f *testing.F) {
+	for _, tc := range challengeCases {
+		f.Add(tc.in)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		cs, err := ParseChallenges([]string{s})
+		if err != nil {
+			return
+		}
+		for _, c := range cs {
+			if c.Scheme == "" || len(c.Params) > maxChallengeParams {
+				t.Fatalf("%q: %+v", s, c)
+			}
+		}
+		BearerChallenge([]string{s})
+	})
+}
+
+var metadataCases = []struct {
+	doc string
+	ok  bool
+}{
+	{`{"issuer":"https://as.example","authorization_endpoint":"https://as.example/a","token_endpoint":"https://as.example/t","code_challenge_methods_supported":["S256"],"extra":{"x":[1,2]}}`, true},
+	{`{"issuer":"https://as.example","issuer":"https://evil.example"}`, false},
+	{`{"issuer":5}`, false},
+	{`{"code_challenge_methods_supported":"S256"}`, false},
+	{`{"code_challenge_methods_supported":[1]}`, false},
+	{`{"authorization_response_iss_parameter_supported":"true"}`, false},
+	{`[]`, false},
+	{`{"issuer":"x"} trailing`, false},
+	{`{}`, true},
+}
+
+func TestParseServerMetadata(t *testing.T) {
+	for _, tc := range metadataCases {
+		_, err := ParseServerMetadata([]byte(tc.doc))
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: %v", tc.doc, err)
+		}
+	}
+	m, _ := ParseServerMetadata([]byte(metadataCases[0].doc))
+	if err := CheckServerMetadata(m, "https://as.example", false); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []func(*ServerMetadata){
+		func(m *ServerMetadata) { m.Issuer = "https://as.example/" },
+		func(m *ServerMetadata) { m.TokenEndpoint = "http://as.example/t" },
+		func(m *ServerMetadata) { m.AuthorizationEndpoint = "https://u:p@as.example/a" },
+		func(m *ServerMetadata) { m.RegistrationEndpoint = "https://as.example/r#x" },
+		func(m *ServerMetadata) { m.CodeChallengeMethodsSupported = nil },
+		func(m *ServerMetadata) { m.ResponseTypesSupported = []string{"token"} },
+		func(m *ServerMetadata) { m.TokenEndpoint = "" },
+	} {
+		c := *m
+		bad(&c)
+		if err := CheckServerMetadata(&c, "https://as.example", false); !errors.Is(err, ErrRefused) {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+	// Loopback http only with the interop switch.
+	c := *m
+	c.Issuer, c.TokenEndpoint, c.AuthorizationEndpoint = "http://127.0.0.1:9", "http://127.0.0.1:9/t", "http://localhost:9/a"
+	if CheckServerMetadata(&c, c.Issuer, false) == nil || CheckServerMetadata(&c, c.Issuer, true) != nil {
+		t.Error("insecure loopback switch")
+	}
+	c.TokenEndpoint = "http://10.0.0.1/t"
+	if CheckServerMetadata(&c, c.Issuer, true) == nil {
+		t.Error("http to a non-loopback host")
+	}
+}
+
+func TestParseResourceMetadata(t *testing.T) {
+	for _, tc := range []struct {
+		doc string
+		ok  bool
+	}{
+		{`{"resource":"https://r.example/mcp","authorization_servers":["https://as.example"],"scopes_supported":["a"],"bearer_methods_supported":["header"]}`, true},
+		{`{"authorization_servers":["https://as.example"]}`, false},
+		{`{"resource":"https://r","resource":"https://s"}`, false},
+		{`{"resource":"https://r","authorization_servers":"https://as"}`, false},
+	} {
+		_, err := ParseResourceMetadata([]byte(tc.doc))
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: %v", tc.doc, err)
+		}
+	}
+}
+
+func TestResourceNames(t *testing.T) {
+	su, _ := url.Parse("https://API.example:443/v1/mcp")
+	for _, tc := range []struct {
+		res string
+		ok  bool
+	}{
+		{"https://api.example/v1/mcp", true},
+		{"https://api.example/v1/mcp/", true},
+		{"https://api.example/v1", true},
+		{"https://api.example", true},
+		{"https://api.example/", true},
+		{"https://api.example/v", false},
+		{"https://api.example/v1/mcp2", false},
+		{"https://api.example:8443/v1/mcp", false},
+		{"http://api.example/v1/mcp", false},
+		{"https://other.example/v1/mcp", false},
+		{"https://api.example/v1/mcp#f", false},
+	} {
+		if got := resourceNames(tc.res, su); got != tc.ok {
+			t.Errorf("%s: %v", tc.res, got)
+		}
+	}
+}
+
+func FuzzParseMetadata(f *testing.F) {
+	for _, tc := range metadataCases {
+		f.Add([]byte(tc.doc))
+	}
+	f.Add([]byte(`{"resource":"https://r.example/mcp","authorization_servers":["https://as.example"]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if m, err := ParseServerMetadata(b); err == nil {
+			CheckServerMetadata(m, m.Issuer, false)
+		}
+		ParseResourceMetadata(b)
+	})
+}
+
+var tokenCases = []struct {
+	status int
+	ct     string
+	body   string
+	ok     bool
+	code   string
+}{
+	{200, "application/json", `{"access_token":"AT1","token_type":"Bearer","expires_in":3600,"refresh_token":"r","scope":"x"}`, true, ""},
+	{200, "application/json; charset=utf-8", `{"access_token":"AT1","token_type":"bearer","expires_in":1.5e3}`, true, ""},
+	{200, "application/json", `{"access_token":"AT1"}`, true, ""},
+	{200, "application/json", `{"access_token":"AT1","token_type":"DPoP"}`, false, ""},
+	{200, "application/json", `{"token_type":"Bearer"}`, false, ""},
+	{200, "application/json", `{"access_token":"AT1","access_token":"b"}`, false, ""},
+	{200, "application/json", `{"access_token":"AT1","expires_in":-1}`, false, ""},
+	{200, "application/json", `{"access_token":"AT1","expires_in":"3600"}`, false, ""},
+	{200, "text/html", `{"access_token":"AT1"}`, false, ""},
+	{200, "application/json", `{"error":"invalid_grant"}`, false, "invalid_grant"},
+	{400, "application/json", `{"error":"invalid_grant","error_description":"bad\u001b[2J"}`, false, "invalid_grant"},
+	{500, "text/plain", `oops`, false, ""},
+}
+
+func TestParseTokenResponse(t *testing.T) {
+	for _, tc := range tokenCases {
+		tr, err := ParseTokenResponse(tc.status, tc.ct, []byte(tc.body))
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: %v", tc.body, err)
+			continue
+		}
+		var te *TokenError
+		if tc.code != "" && (!errors.As(err, &te) || te.Code != tc.code) {
+			t.Errorf("%s: %v", tc.body, err)
+		}
+		if err != nil && strings.ContainsRune(err.Error(), 0x1b) {
+			t.Errorf("control character in %q", err)
+		}
+		if tr != nil && strings.Contains(tr.String(), tr.AccessToken) {
+			t.Error("String shows the token")
+		}
+	}
+}
+
+func FuzzParseTokenResponse(f *testing.F) {
+	for _, tc := range tokenCases {
+		f.Add(tc.status, tc.ct, []byte(tc.body))
+	}
+	f.Fuzz(func(t *testing.T, status int, ct string, b []byte) {
+		tr, err := ParseTokenResponse(status, ct, b)
+		if err == nil && (tr.AccessToken == "" || tr.ExpiresIn < 0 || tr.ExpiresIn > maxExpiresIn) {
+			t.Fatalf("%+v", tr)
+		}
+		ParseRegistrationResponse(status, b)
+	})
+}
+
+func TestParseRegistrationResponse(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		body   string
+		ok     bool
+		method string
+	}{
+		{201, `{"client_id":"c","token_endpoint_auth_method":"none"}`, true, AuthNone},
+		{201, `{"client_id":"c","client_secret":"s"}`, true, AuthSecretBasic},
+		{200, `{"client_id":"c","client_secret":"s","token_endpoint_auth_method":"client_secret_post"}`, true, AuthSecretPost},
+		{201, `{"client_id":"c","token_endpoint_auth_method":"client_secret_basic"}`, false, ""},
+		{201, `{"client_id":"c","token_endpoint_auth_method":"private_key_jwt"}`, false, ""},
+		{201, `{"client_secret":"s"}`, false, ""},
+		{400, `{"error":"invalid_redirect_uri"}`, false, ""},
+	} {
+		r, err := ParseRegistrationResponse(tc.status, []byte(tc.body))
+		if (err == nil) != tc.ok || tc.ok && r.AuthMethod != tc.method {
+			t.Errorf("%s: %v %v", tc.body, r, err)
+		}
+		if strings.Contains(r.String(), "s\"") {
+			t.Error("String shows the secret")
+		}
+	}
+}
+
+var callbackCases = []struct {
+	q  string
+	ok bool
+}{
+	{"code=abc&state=xyz", true},
+	{"code=abc&state=xyz&iss=https%3A%2F%2Fas.example", true},
+	{"error=access_denied&state=xyz", true},
+	{"state=xyz", false},
+	{"code=a&code=b&state=xyz", false},
+	{"code=a&state=x&state=y", false},
+	{"code=a&state=%zz", false},
+	{"code=a;state=b", false},
+}
+
+func TestParseCallback(t *testing.T) {
+	for _, tc := range callbackCases {
+		if _, err := ParseCallback(tc.q); (err == nil) != tc.ok {
+			t.Errorf("%s: %v", tc.q, err)
+		}
+	}
+	if _, err := ParseCallback(strings.Repeat("a", maxCallbackURL+1)); err == nil {
+		t.Error("oversized callback accepted")
+	}
+	redirect := "http://127.0.0.1:5555/callback"
+	for _, tc := range []struct {
+		pasted string
+		ok     bool
+	}{
+		{"  http://127.0.0.1:5555/callback?code=a&state=b \n", true},
+		{"http://127.0.0.1:5556/callback?code=a&state=b", false},
+		{"http://localhost:5555/callback?code=a&state=b", false},
+		{"https://127.0.0.1:5555/callback?code=a&state=b", false},
+		{"http://127.0.0.1:5555/other?code=a&state=b", false},
+		{"code=a&state=b", false},
+	} {
+		if _, err := ParsePastedRedirect(tc.pasted, redirect); (err == nil) != tc.ok {
+			t.Errorf("%q: %v", tc.pasted, err)
+		}
+	}
+	// checkCallback
+	good := Callback{Code: "c", State: "s", Iss: "https://as"}
+	if err := checkCallback(good, "s", "https://as", true); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		c   Callback
+		req bool
+	}{
+		{Callback{Code: "c", State: "t", Iss: "https://as"}, false},
+		{Callback{Code: "c", State: "s"}, true},
+		{Callback{Code: "c", State: "s", Iss: "https://evil"}, false},
+		{Callback{Error: "access_denied", State: "s"}, false},
+	} {
+		if err := checkCallback(tc.c, "s", "https://as", tc.req); !errors.Is(err, ErrRefused) {
+			t.Errorf("%+v accepted", tc.c)
+		}
+	}
+	if strings.Contains(good.String(), "c\"") {
+		t.Error("String shows the code")
+	}
+}
+
+func FuzzParseCallback(f *testing.F) {
+	for _, tc := range callbackCases {
+		f.Add(tc.q)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		c, err := ParseCallback(q)
+		if err == nil && c.Code == "" && c.Error == "" {
+			t.Fatalf("%q", q)
+		}
+		ParsePastedRedirect("http://127.0.0.1:1/callback?"+q, "http://127.0.0.1:1/callback")
+	})
+}
