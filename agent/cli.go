@@ -2,11 +2,14 @@ package agent
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 
 	"agent/config"
 	"agent/internal/netguard"
@@ -74,6 +77,13 @@ type CLIOptions struct {
 	// NoMCPHandoff keeps every MCP call in its turn (print mode,
 	// seed-mcp-events.md §2.4 rule 4).
 	NoMCPHandoff bool
+	// MCPRootCAs replaces the system roots for MCP servers and their
+	// authorization servers (tests with a TLS test server); nil: the
+	// system roots.
+	MCPRootCAs *x509.CertPool
+	// SignInUI carries /mcp login's conversation (the URL, the browser
+	// question, the masked paste); nil: /mcp login is refused.
+	SignInUI oauth.UI
 }
 
 // CLI is a started command-line session: what every front end (print
@@ -95,6 +105,9 @@ type CLI struct {
 	transcript *Transcript
 	mcpTools   *mcpTools
 	stopLife   context.CancelFunc
+	credStore  *oauth.Store
+	oauthNet   oauth.NetOptions
+	signInUI   oauth.UI
 }
 
 // StartCLI starts a session the way the command line does: the settings
@@ -226,12 +239,26 @@ func (c *CLI) startMCP(ctx context.Context, opts CLIOptions) {
 		notice = func(string) {}
 	}
 	c.mcpTools = mt
+	policy := netguard.Policy{Allowed: s.AllowedNetworks}
+	c.credStore = oauth.NewStore(config.UserDir(c.Home))
+	c.oauthNet = oauth.NetOptions{Policy: policy, RootCAs: opts.MCPRootCAs}
+	c.signInUI = opts.SignInUI
+	base := opts.MCPHTTPTransport
+	if base == nil && opts.MCPRootCAs != nil {
+		t := policy.Transport(netguard.ClientOptions{})
+		t.TLSClientConfig = &tls.Config{RootCAs: opts.MCPRootCAs, MinVersion: tls.VersionTLS12}
+		base = t
+	}
+	oauthT := opts.MCPOAuthTransport
+	if oauthT == nil {
+		oauthT = c.oauthTransport
+	}
 	c.MCP = mcp.NewManager(mcp.ManagerOptions{
 		Settings: s, Workspace: c.Workspace,
 		ApprovalStore: opts.MCPApprovalStore, StdioAuthorities: opts.MCPStdioAuthorities,
-		Credentials:    oauth.NewStore(config.UserDir(c.Home)),
-		OAuthTransport: opts.MCPOAuthTransport, HTTPTransport: opts.MCPHTTPTransport,
-		Policy:  netguard.Policy{Allowed: s.AllowedNetworks},
+		Credentials:    c.credStore,
+		OAuthTransport: oauthT, HTTPTransport: base,
+		Policy:  policy,
 		Helpers: mcp.HelperOptions{Allowed: s.HeaderHelpers, Dir: c.Workspace},
 		OnChange: func() {
 			c.Session.SetTools("mcp", mt.list())
@@ -243,6 +270,21 @@ func (c *CLI) startMCP(ctx context.Context, opts CLIOptions) {
 		c.Session.SetTools("mcp-status", []Tool{mcpStatusTool{c.MCP}})
 	}
 	c.MCP.ConnectApproved(ctx)
+}
+
+// oauthTransport attaches the stored token of a signed-in server (and
+// refreshes it at the recorded endpoint, decisions.md §2).
+func (c *CLI) oauthTransport(d *config.ServerDef, base http.RoundTripper) (http.RoundTripper, error) {
+	id := oauth.IdentityOf(d)
+	st, err := c.credStore.State(id, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("the stored credentials of %s: %w", d.Name, err)
+	}
+	if st == oauth.SignedOut || st == oauth.SignInRequired {
+		return nil, fmt.Errorf("sign-in required: run /mcp login %s", d.Name)
+	}
+	src := oauth.NewSource(c.credStore, id, oauth.SourceOptions{Net: c.oauthNet})
+	return &oauth.Transport{Source: src, Base: base}, nil
 }
 
 // Close ends the session, its background tasks and its MCP servers (a

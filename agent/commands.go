@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	"agent/config"
 	"agent/mcp"
+	"agent/mcp/oauth"
 )
 
 // ErrUsage marks a slash command typed wrong; the message says how.
@@ -25,9 +27,17 @@ func (c *CLI) MCPCommand(ctx context.Context, args []string) (string, error) {
 	}
 	verb := args[0]
 	switch verb {
-	case "approve", "reject", "revoke":
+	case "approve", "reject", "revoke", "logout":
+	case "login":
+		if len(args) == 3 && args[2] == "--no-browser" {
+			return c.MCPLogin(ctx, args[1], true)
+		}
+		if len(args) != 2 {
+			return "", fmt.Errorf("%w: /mcp login SERVER [--no-browser]", ErrUsage)
+		}
+		return c.MCPLogin(ctx, args[1], false)
 	default:
-		return "", fmt.Errorf("%w: /mcp [status] | /mcp approve|reject|revoke SERVER", ErrUsage)
+		return "", fmt.Errorf("%w: /mcp [status] | /mcp approve|reject|revoke|logout SERVER | /mcp login SERVER [--no-browser]", ErrUsage)
 	}
 	if len(args) != 2 {
 		return "", fmt.Errorf("%w: /mcp %s SERVER", ErrUsage, verb)
@@ -48,6 +58,8 @@ func (c *CLI) MCPCommand(ctx context.Context, args []string) (string, error) {
 			}
 		}
 		return msg + "\n", nil
+	case "logout":
+		return c.MCPLogout(ctx, name)
 	case "reject":
 		if err := c.MCP.Reject(name); err != nil {
 			return "", err
@@ -59,6 +71,82 @@ func (c *CLI) MCPCommand(ctx context.Context, args []string) (string, error) {
 		}
 		return fmt.Sprintf("Revoked the approval of MCP server %s; its tools are withdrawn.\n", name), nil
 	}
+}
+
+// signInDef finds a definition that signs in with OAuth, or says why not.
+func (c *CLI) signInDef(name string) (*config.ServerDef, error) {
+	d := c.Settings.Servers[name]
+	switch {
+	case d == nil:
+		return nil, fmt.Errorf("no MCP server named %q (see /mcp)", name)
+	case d.Untrusted:
+		return nil, fmt.Errorf("MCP server %s is defined in %s, and the workspace is untrusted: run 'agent trust --yes'", name, d.File)
+	case d.Refused():
+		return nil, fmt.Errorf("the definition of MCP server %s in %s has problems (see /mcp)", name, d.File)
+	case d.Type != "http" || d.OAuth == nil:
+		return nil, fmt.Errorf("MCP server %s does not sign in with OAuth (only remote servers with an oauth object do)", name)
+	}
+	return d, nil
+}
+
+// MCPLogin signs in to an OAuth server from inside the session (§4.1
+// /mcp login) and, when the server is approved, connects it: the only way
+// a server connects in a running session (§1.1 rule 2). A client secret is
+// never asked here (§7.3: only `agent mcp login --client-secret`).
+func (c *CLI) MCPLogin(ctx context.Context, name string, noBrowser bool) (string, error) {
+	d, err := c.signInDef(name)
+	if err != nil {
+		return "", err
+	}
+	if c.signInUI == nil {
+		return "", fmt.Errorf("signing in needs the terminal: run 'agent mcp login %s' in a terminal", name)
+	}
+	_, err = oauth.SignIn(ctx, oauth.Options{Server: d, Store: c.credStore, UI: c.signInUI, NoBrowser: noBrowser, Net: c.oauthNet})
+	if err != nil {
+		if errors.Is(err, oauth.ErrBrowserFailed) {
+			return "", fmt.Errorf("sign-in to MCP server %s failed (browser-failed): %w; use /mcp login %s --no-browser", name, err, name)
+		}
+		return "", fmt.Errorf("sign-in to MCP server %s failed: %w", name, err)
+	}
+	if st := c.MCP.Approvals().State(d); st != mcp.Approved {
+		return fmt.Sprintf("Signed in to MCP server %s. It is %s: approve it with /mcp approve %s, then run /mcp login %s again to connect it in this session.\n", name, st, name, name), nil
+	}
+	c.MCP.Disconnect(name) // a new sign-in replaces the connection's token
+	if err := c.MCP.Connect(ctx, name); err != nil {
+		return "", fmt.Errorf("signed in to MCP server %s, but connecting to it failed: %w", name, err)
+	}
+	n := 0
+	for _, t := range c.MCP.Tools() {
+		if t.Server == name {
+			n++
+		}
+	}
+	return fmt.Sprintf("Signed in to MCP server %s; %d of its tools are available from your next message.\n", name, n), nil
+}
+
+// MCPLogout deletes the server's tokens, asks the server to revoke them,
+// and disconnects it (§3.2, §4.1 /mcp logout).
+func (c *CLI) MCPLogout(ctx context.Context, name string) (string, error) {
+	d, err := c.signInDef(name)
+	if err != nil {
+		return "", err
+	}
+	c.MCP.Disconnect(name)
+	res, err := oauth.Logout(ctx, c.credStore, oauth.IdentityOf(d), c.oauthNet)
+	if errors.Is(err, oauth.ErrNotSignedIn) {
+		return fmt.Sprintf("Not signed in to MCP server %s; nothing to do.\n", name), nil
+	}
+	if err != nil {
+		return "", err
+	}
+	msg := fmt.Sprintf("Signed out of MCP server %s; its tokens are deleted.", name)
+	switch {
+	case res.RevokeErr != nil:
+		msg += fmt.Sprintf(" The server did not confirm the revocation: %v.", res.RevokeErr)
+	case res.NoRevocation:
+		msg += " The authorization server offers no revocation endpoint; the tokens stay valid there until they expire."
+	}
+	return msg + "\n", nil
 }
 
 func (c *CLI) statusOf(name string) (mcp.StatusLine, bool) {

@@ -566,6 +566,10 @@ func (m *Manager) Call(ctx context.Context, name string, args json.RawMessage, o
 	return r, mask(m.opts.Settings.Servers[t.Server], err)
 }
 
+// Disconnect ends one server's connection and withdraws its tools (a
+// sign-out, or a new sign-in that replaces its token).
+func (m *Manager) Disconnect(name string) { m.disconnect(name) }
+
 func (m *Manager) disconnect(name string) {
 	m.mu.Lock()
 	sc := m.conns[name]
