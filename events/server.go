@@ -518,7 +518,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) (*grantState, in
 	// 4. scopes (403): jose checks the principal before the scopes.
 	token, present, ok := bearerToken(r)
 	if !ok {
-		st.challenge(w, present, "")
+		st.challenge(w, present, "invalid_token")
 		reason := reasonNoToken
 		if present {
 			reason = reasonTokenPrefix + jose.Malformed.String()
