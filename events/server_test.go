@@ -53,8 +53,12 @@ func TestStatuses(t *testing.T) {
 			tok := e.token(nil)
 			return req{token: tok[:len(tok)-4] + "AAAA", body: goodBody}
 		}, 401, "token: bad signature"},
-		{"401 expired", nil, func(e *env) req { return req{token: e.token(map[string]any{"exp": e.now().Unix() - 120}), body: goodBody} }, 401, "token: expired"},
-		{"401 not yet valid", nil, func(e *env) req { return req{token: e.token(map[string]any{"nbf": e.now().Unix() + 120}), body: goodBody} }, 401, "token: not yet valid"},
+		{"401 expired", nil, func(e *env) req {
+			return req{token: e.token(map[string]any{"exp": e.now().Unix() - 120}), body: goodBody}
+		}, 401, "token: expired"},
+		{"401 not yet valid", nil, func(e *env) req {
+			return req{token: e.token(map[string]any{"nbf": e.now().Unix() + 120}), body: goodBody}
+		}, 401, "token: not yet valid"},
 		{"401 wrong issuer", nil, func(e *env) req { return req{token: e.token(map[string]any{"iss": testIssuer + "/x"}), body: goodBody} }, 401, "token: wrong issuer"},
 		{"401 audience is another grant's", nil, func(e *env) req {
 			return req{token: e.token(map[string]any{"aud": "https://agent.example/hooks/events/other"}), body: goodBody}
@@ -74,7 +78,9 @@ func TestStatuses(t *testing.T) {
 		{"401 over 8 KiB", nil, func(e *env) req {
 			return req{token: e.token(map[string]any{"pad": strings.Repeat("x", 9000)}), body: goodBody}
 		}, 401, "token: oversize"},
-		{"401 before 403 and 400", nil, func(e *env) req { return req{token: e.token(map[string]any{"sub": "mallory", "scope": "x"}), body: "{"} }, 401, "token: principal not allowed"},
+		{"401 before 403 and 400", nil, func(e *env) req {
+			return req{token: e.token(map[string]any{"sub": "mallory", "scope": "x"}), body: "{"}
+		}, 401, "token: principal not allowed"},
 		{"401 two Authorization headers", nil, func(e *env) req { return req{token: e.token(nil), body: goodBody} }, 401, "token: malformed"},
 
 		{"403 missing scope", nil, func(e *env) req { return req{token: e.token(map[string]any{"scope": "other"}), body: goodBody} }, 403, "token: missing scope"},
@@ -345,7 +351,9 @@ func TestRevoke(t *testing.T) {
 		func(e *env) req { return req{token: "x.y.z", body: goodBody} },
 		func(e *env) req { return req{token: badSig(e), body: goodBody} },
 		func(e *env) req { return req{token: e.token(map[string]any{"sub": "mallory"}), body: goodBody} },
-		func(e *env) req { return req{token: e.token(map[string]any{"exp": testNow.Unix() - 3600}), body: goodBody} },
+		func(e *env) req {
+			return req{token: e.token(map[string]any{"exp": testNow.Unix() - 3600}), body: goodBody}
+		},
 		func(e *env) req { return req{method: "GET"} },
 		func(e *env) req { return req{method: "GET", path: "/.well-known/oauth-protected-resource" + testPath} },
 		func(e *env) req { return req{method: "HEAD", path: "/.well-known/oauth-protected-resource" + testPath} },
