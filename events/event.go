@@ -13,7 +13,8 @@ const MaxBodyBytes = 16 << 10
 // Event is an admitted external event as the session receives it
 // (seed-mcp-events.md §6.1). ClaimedName is the sender's word only: it is
 // shown as a claim and never decides who sent the event (§5.3 rule 5); the
-// sender is the grant.
+// sender is the grant. Content and ClaimedName are the sender's text:
+// whatever shows them sanitises them first (architecture.md, house style 6).
 type Event struct {
 	GrantID        string
 	ConversationID string
