@@ -77,11 +77,13 @@ type GrantError struct {
 
 func (e *GrantError) Error() string {
 	var b strings.Builder
-	b.WriteString("grant ")
 	if e.File != "" {
+		b.WriteString("grant file ")
 		b.WriteString(e.File)
-		b.WriteString(": ")
+	} else {
+		b.WriteString("grant")
 	}
+	b.WriteString(": ")
 	b.WriteString(e.Field)
 	if e.Line > 0 {
 		fmt.Fprintf(&b, " (line %d, column %d)", e.Line, e.Col)
@@ -459,7 +461,7 @@ func LoadGrants(paths []string) ([]Grant, error) {
 	var errs []error
 	var grants []Grant
 	if len(paths) > MaxGrants {
-		errs = append(errs, &GrantError{Field: "--external-event-grant", Msg: fmt.Sprintf("at most %d grants per session, %d given", MaxGrants, len(paths))})
+		errs = append(errs, fmt.Errorf("--external-event-grant: at most %d grants per session, %d given", MaxGrants, len(paths)))
 	}
 	seen := map[string]string{} // grant id → file
 	for _, path := range paths {

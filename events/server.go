@@ -682,3 +682,23 @@ func setRetryAfter(w http.ResponseWriter, wait time.Duration) {
 	secs := int64((wait + time.Second - 1) / time.Second)
 	w.Header().Set("Retry-After", strconv.FormatInt(max(secs, 1), 10))
 }
+
+// String is the grant's line in `/events` and `agent session events list`.
+// Every part was validated when the grant was loaded: no control
+// characters reach the terminal.
+func (g GrantStatus) String() string {
+	state := "live"
+	if g.Revoked {
+		state = "revoked"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s  %s  %s %s  scopes %s  issuer %s  resource %s  admitted %d, refused %d",
+		g.ID, state, g.PrincipalKind, g.Principal, strings.Join(g.Scopes, " "), g.Issuer, g.Resource, g.Admitted, g.Refused)
+	if !g.LastAdmitted.IsZero() {
+		b.WriteString(", last " + g.LastAdmitted.UTC().Format(time.RFC3339))
+	}
+	for _, r := range g.Rate {
+		fmt.Fprintf(&b, "  rate %d per %s", r.MaxTurns, r.Window)
+	}
+	return b.String()
+}

@@ -508,3 +508,17 @@ func TestListenBusyPort(t *testing.T) {
 		t.Fatal("second Listen on a busy port succeeded")
 	}
 }
+
+func TestGrantStatusString(t *testing.T) {
+	g := testGrant()
+	g.Rate = []Rate{{time.Minute, 5}}
+	e := newEnv(t, nil, g)
+	turnID(t, e.do(req{token: e.token(nil), body: goodBody}))
+	e.do(req{body: goodBody})
+	e.srv.Revoke("ci")
+	got := e.srv.Status()[0].String()
+	want := "ci  revoked  subject ci-bot  scopes events:write  issuer https://issuer.example/tenant  resource https://agent.example/hooks/events/ci  admitted 1, refused 1, last 2025-06-15T15:06:40Z  rate 5 per 1m0s"
+	if got != want {
+		t.Fatalf("got  %q\nwant %q", got, want)
+	}
+}
