@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -57,12 +58,17 @@ the rule that would allow the call. Control it with 'agent session list' and
 				if strings.ContainsAny(name, "\t\n\r") || len(name) > 200 {
 					return usagef("session start", "--name must be one line of at most 200 bytes")
 				}
-				if len(sf.eventGrants) > 0 || sf.eventPort != "" || len(sf.eventProxies) > 0 {
-					return errors.New("external events are not part of this build yet: start without the --external-event-* flags")
+				if err := checkEventFlags("session start", sf); err != nil {
+					return err
 				}
 				if fd, ok := os.LookupEnv(backgroundChildEnv); ok {
 					os.Unsetenv(backgroundChildEnv)
 					return backgroundChild(ctx, e, sf, f, name, fd)
+				}
+				// Invalid grants refuse the start here, before anything
+				// runs (decisions.md §4).
+				if _, err := loadGrants(sf); err != nil {
+					return err
 				}
 				return startBackground(ctx, e, sf, f, name)
 			}
@@ -84,10 +90,22 @@ func startBackground(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	for _, fl := range []struct{ flag, val string }{
 		{"provider", sf.provider}, {"model", sf.model}, {"base-url", sf.baseURL},
 		{"permission-mode", sf.mode}, {"system-prompt", sf.systemPrompt}, {"resume", sf.resume},
+		{"external-event-port", sf.eventPort},
 	} {
 		if f.isSet(fl.flag) {
 			args = append(args, "--"+fl.flag+"="+fl.val)
 		}
+	}
+	for _, g := range sf.eventGrants {
+		// The child starts in the same directory; an absolute path keeps
+		// the grant file it reads the one named here.
+		if abs, err := filepath.Abs(g); err == nil {
+			g = abs
+		}
+		args = append(args, "--external-event-grant="+g)
+	}
+	for _, p := range sf.eventProxies {
+		args = append(args, "--external-event-trusted-proxy="+p)
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -176,24 +194,35 @@ func backgroundChild(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	report := func(kind, text string) {
 		fmt.Fprintf(ready, "%s %s\n", kind, strings.ReplaceAll(text, "\n", " "))
 	}
-	opts := e.cliOptions(sf, f)
-	opts.Notice = func(line string) { report("notice", line) }
-	c, err := agent.StartCLI(ctx, opts)
-	if err != nil {
+	fail := func(err error) error {
 		report("error", err.Error())
 		ready.Close()
 		return &exitError{code: 1}
 	}
+	grants, err := loadGrants(sf)
+	if err != nil {
+		return fail(err)
+	}
+	opts := e.cliOptions(sf, f)
+	opts.Notice = func(line string) { report("notice", line) }
+	c, err := agent.StartCLI(ctx, opts)
+	if err != nil {
+		return fail(err)
+	}
 	defer c.Close()
+	ep, err := startEvents(c, sf, grants)
+	if err != nil {
+		return fail(err)
+	}
+	defer ep.Close()
 	bg, err := agent.ServeBackground(agent.BackgroundOptions{
 		Dir:     agent.RunDir(e.home, os.LookupEnv),
 		Name:    name,
 		Session: c.Session, Workspace: c.Workspace,
+		Handlers: ep.controlHandlers(),
 	})
 	if err != nil {
-		report("error", err.Error())
-		ready.Close()
-		return &exitError{code: 1}
+		return fail(err)
 	}
 	defer bg.Close()
 	report("ready", c.Session.ID())
@@ -202,8 +231,10 @@ func backgroundChild(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	case <-bg.Stopped():
 	case <-ctx.Done():
 	}
-	// End the running turn and the session (its transcript complete),
-	// then remove the socket: `session stop` returns once it is gone.
+	// No more events, then end the running turn and the session (its
+	// transcript complete), then remove the socket: `session stop`
+	// returns once it is gone.
+	ep.Close()
 	c.Close()
 	bg.Close()
 	return nil

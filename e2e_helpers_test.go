@@ -116,3 +116,9 @@ func (s *sandbox) run(stdin string, args ...string) result {
 	}
 	return result{Stdout: out.String(), Stderr: errb.String(), Code: code}
 }
+
+// read returns a file's content ("" when missing).
+func (s *sandbox) read(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}

@@ -74,6 +74,8 @@ func commands() []*command {
 		sessionStartCommand(),
 		sessionListCommand(),
 		sessionStopCommand(),
+		sessionEventsListCommand(),
+		sessionEventsRevokeCommand(),
 		keybindingsCheckCommand(),
 	}
 }
