@@ -89,7 +89,7 @@ func appendColor(b []byte, c Color, base, bright int) []byte {
 // Theme is the styles the layouts use.
 type Theme struct {
 	Text, Dim, Heading, Code, CodeFence, Bullet, Quote, Bold Style
-	DiffAdd, DiffRemove, DiffHunk, DiffHeader              Style
+	DiffAdd, DiffRemove, DiffHunk, DiffHeader                Style
 }
 
 // DefaultTheme is the theme of a terminal with colours.

@@ -29,7 +29,7 @@ func TestRuneWidth(t *testing.T) {
 		{0xFF61, 1}, // halfwidth ideographic full stop (H)
 		{0xFFE0, 2},
 		{0x1F600, 2}, {0x1F680, 2}, {0x1F9FF, 2},
-		{0x1F321, 1}, // thermometer: text presentation by default (N)
+		{0x1F321, 1},             // thermometer: text presentation by default (N)
 		{0x2630, 2}, {0x4DC0, 2}, // Unicode 16 additions
 		{0x20000, 2}, {0x2FFFD, 2}, {0x3FFFD, 2}, {0x40000, 1},
 		{0x231A, 2}, {0x231C, 1},
