@@ -123,6 +123,7 @@ type App struct {
 
 	mu      sync.Mutex
 	pending []agent.Event
+	notices []string
 
 	cmdCtx    context.Context
 	cmdCancel context.CancelFunc
@@ -247,6 +248,17 @@ func (a *App) observe(ev agent.Event) {
 	a.poke()
 }
 
+// Notice shows a line of outside text (sanitised when drawn) in the
+// transcript; safe from any goroutine (agent.CLIOptions.Notice).
+func (a *App) Notice(line string) {
+	a.mu.Lock()
+	if len(a.notices) < 1000 {
+		a.notices = append(a.notices, line)
+	}
+	a.mu.Unlock()
+	a.poke()
+}
+
 func (a *App) poke() {
 	select {
 	case a.wake <- struct{}{}:
@@ -352,6 +364,7 @@ func (a *App) AskText(ctx context.Context, title string, masked bool) (value str
 // and ctx's error when ctx ends (a signal).
 func (a *App) Run(ctx context.Context, s Session, status Status, prompt string) (int, error) {
 	a.start()
+	a.drainSession() // notices that came before the loop ran
 	a.st.session = s
 	a.st.status = status
 	a.st.runCommand = a.runCommand
@@ -482,9 +495,12 @@ func (a *App) handleInput(evs []keys.Event) {
 
 func (a *App) drainSession() {
 	a.mu.Lock()
-	evs := a.pending
-	a.pending = nil
+	evs, notices := a.pending, a.notices
+	a.pending, a.notices = nil, nil
 	a.mu.Unlock()
+	for _, n := range notices {
+		a.st.notice(n)
+	}
 	for _, ev := range evs {
 		a.st.event(ev)
 	}
