@@ -1,8 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
+	"unsafe"
 
 	"agent/internal/fakemodel"
 )
@@ -91,5 +101,135 @@ func TestE2EInteractiveUntrustedAndUsage(t *testing.T) {
 	}
 	if r := s.run("", "--external-event-port", "9000"); !strings.Contains(r.Stderr, "not part of this build yet") {
 		t.Errorf("%+v", r)
+	}
+}
+
+// openPTY opens a pseudo-terminal pair with the standard library only.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	ioctl := func(req uint, arg unsafe.Pointer) error {
+		sc, _ := m.SyscallConn()
+		var errno syscall.Errno
+		sc.Control(func(fd uintptr) { _, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, uintptr(req), uintptr(arg)) })
+		if errno != 0 {
+			return errno
+		}
+		return nil
+	}
+	var unlock int32
+	var n uint32
+	if ioctl(syscall.TIOCSPTLCK, unsafe.Pointer(&unlock)) != nil || ioctl(syscall.TIOCGPTN, unsafe.Pointer(&n)) != nil {
+		t.Skip("pty ioctls refused")
+	}
+	ws := struct{ row, col, x, y uint16 }{row: 30, col: 100}
+	ioctl(syscall.TIOCSWINSZ, unsafe.Pointer(&ws))
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(int(n)), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("pts: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return m, s
+}
+
+// ptyOutput accumulates what the program writes to the terminal.
+type ptyOutput struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (o *ptyOutput) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+// waitFor polls the output until it contains s (the program runs on its
+// own; this bounds a hang, it does not time anything).
+func (o *ptyOutput) waitFor(t *testing.T, s string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(o.String(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never saw %q in %q", s, o.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestE2ETerminalUI runs the binary on a pseudo-terminal as its
+// controlling terminal: the trust question, a streamed answer, a
+// permission prompt, Ctrl-C twice (exit 130) and the terminal restored.
+func TestE2ETerminalUI(t *testing.T) {
+	s := newSandbox(t)
+	srv := fakemodel.New(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Bash", Args: `{"command":"echo hi > made.txt"}`}}},
+		fakemodel.Reply{Text: "Made **the** file."})
+	t.Cleanup(srv.Close)
+	s.write("~/.agent/settings.json", `{"defaultModel": {"provider": "local", "model": "fake-model"}, "providers": {"local": {"baseURL": "`+srv.URL()+`"}}}`)
+	m, slave := openPTY(t)
+	cmd := exec.Command(agentBinary(t))
+	cmd.Dir = s.Work
+	cmd.Env = []string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", "NO_COLOR=1"}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	out := &ptyOutput{}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := m.Read(b)
+			out.mu.Lock()
+			out.buf.Write(b[:n])
+			out.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	out.waitFor(t, "Trust this workspace?")
+	if !strings.Contains(out.String(), "\x1b[?2026h") || !strings.Contains(out.String(), "\x1b[?1049h") {
+		t.Fatalf("no synchronized output or alternate screen: %q", out.String())
+	}
+	m.Write([]byte("y"))
+	out.waitFor(t, "Type a prompt")
+	m.Write([]byte("make a file"))
+	out.waitFor(t, "make a file")
+	m.Write([]byte("\r"))
+	out.waitFor(t, "Allow ")
+	out.waitFor(t, "echo hi > made.txt")
+	m.Write([]byte("y"))
+	out.waitFor(t, "file.")
+	if b, err := os.ReadFile(filepath.Join(s.Work, "made.txt")); err != nil || string(b) != "hi\n" {
+		t.Fatalf("the allowed command did not run: %q %v", b, err)
+	}
+	if strings.Contains(out.String(), "\x1b[0;3") { // a colour under NO_COLOR
+		t.Fatalf("colour written under NO_COLOR")
+	}
+	m.Write([]byte("\x03"))
+	out.waitFor(t, "Ctrl-C again")
+	m.Write([]byte("\x03"))
+	err := <-done
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v\n%q", err, out.String())
+	}
+	all := out.String()
+	if !strings.Contains(all, "\x1b[?1049l") || !strings.Contains(all, "\x1b[?2004l") || !strings.Contains(all, "--resume") {
+		t.Fatalf("terminal not restored: %q", all[max(len(all)-300, 0):])
+	}
+	// The answer to the trust question was recorded.
+	st := s.run("", "trust", "status")
+	if strings.TrimSpace(st.Stdout) != "trusted" {
+		t.Fatalf("trust status %+v", st)
 	}
 }
