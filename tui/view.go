@@ -203,7 +203,7 @@ func (e *entry) toolLines(w int, s *state) []screen.Line {
 		}
 		ls = append(ls, prefixed("  ⎿ ", "    ", stDim, d)...)
 		if more > 0 {
-			ls = append(ls, screen.Line{{Text: fmt.Sprintf("    … %d more lines", more), Style: stDim}})
+			ls = append(ls, screen.Line{{Text: moreLines(more), Style: stDim}})
 		}
 	default:
 		st := stDim
@@ -218,7 +218,7 @@ func (e *entry) toolLines(w int, s *state) []screen.Line {
 		}
 		ls = append(ls, prefixed("  ⎿ ", "    ", stDim, out)...)
 		if more > 0 {
-			ls = append(ls, screen.Line{{Text: fmt.Sprintf("    … %d more lines", more), Style: stDim}})
+			ls = append(ls, screen.Line{{Text: moreLines(more), Style: stDim}})
 		}
 	}
 	return ls
@@ -468,13 +468,43 @@ func (s *state) drawFooter(f *screen.Frame, y int) {
 		return
 	}
 	var parts []string
-	for _, c := range s.contexts() {
+	ctxs := s.contexts()
+	for i, c := range ctxs {
 		for _, h := range hintActions[c] {
-			if k := s.km.Hint(c, h.a); k != "" {
+			if k := s.km.Hint(c, h.a); k != "" && !s.shadowed(ctxs[:i], c, h.a) {
 				parts = append(parts, k+" "+h.label)
 			}
 		}
 	}
 	parts = append(parts, "Ctrl+C×2 exit")
 	f.Put(1, y, screen.TruncateEllipsis(strings.Join(parts, " · "), max(f.W-2, 0)), stDim)
+}
+
+// shadowed reports whether every key of action a in context c is taken by
+// a context ahead of it in focus (its hint would lie).
+func (s *state) shadowed(ahead []keys.Context, c keys.Context, a keys.Action) bool {
+	if len(ahead) == 0 {
+		return false
+	}
+	for _, q := range s.km.Keys(c, a) {
+		taken := false
+		for _, o := range ahead {
+			if _, ok := s.km.Lookup(o, q.First); ok || s.km.IsPrefix(o, q.First) {
+				taken = true
+				break
+			}
+		}
+		if !taken {
+			return false
+		}
+	}
+	return true
+}
+
+// moreLines says how many lines are hidden.
+func moreLines(n int) string {
+	if n == 1 {
+		return "    … 1 more line"
+	}
+	return fmt.Sprintf("    … %d more lines", n)
 }
