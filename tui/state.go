@@ -44,10 +44,14 @@ type entry struct {
 	interrupted bool
 	tool        *toolEntry
 
-	cacheW   int
-	cacheOK  bool
-	cache    []screen.Line
-	finished bool
+	cacheW  int
+	cacheOK bool
+	// The laid-out stable part of a streaming answer (see markdown).
+	stable    []screen.Line
+	stableLen int
+	stableW   int
+	cache     []screen.Line
+	finished  bool
 }
 
 type toolEntry struct {

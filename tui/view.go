@@ -151,7 +151,7 @@ func (e *entry) layout(w int, s *state) []screen.Line {
 	case entUser:
 		return prefixed("› ", "  ", stPrompt, screen.Wrap(e.text, inner, stUser))
 	case entAssistant:
-		ls := screen.Markdown(e.text, inner, nil)
+		ls := e.markdown(inner)
 		if len(ls) == 0 {
 			ls = []screen.Line{nil}
 		}
@@ -179,6 +179,59 @@ func (e *entry) layout(w int, s *state) []screen.Line {
 		return screen.Clip(e.text, w, screen.Style{})
 	}
 	return nil
+}
+
+// markdown lays out the answer; while it streams, the part before the
+// last blank line outside a code fence is laid out once and kept (markdown
+// state does not cross such a line), so each delta costs the layout of the
+// last paragraph, not of the whole answer.
+func (e *entry) markdown(w int) []screen.Line {
+	if e.finished {
+		e.stable, e.stableLen = nil, 0
+		return screen.Markdown(e.text, w, nil)
+	}
+	cut := stableCut(e.text)
+	if cut == 0 {
+		return screen.Markdown(e.text, w, nil)
+	}
+	if e.stableLen != cut || e.stableW != w {
+		e.stable, e.stableLen, e.stableW = screen.Markdown(e.text[:cut], w, nil), cut, w
+	}
+	rest := screen.Markdown(e.text[cut:], w, nil)
+	out := make([]screen.Line, 0, len(e.stable)+1+len(rest))
+	out = append(out, e.stable...)
+	if len(e.stable) > 0 && len(rest) > 0 {
+		out = append(out, nil)
+	}
+	return append(out, rest...)
+}
+
+// stableCut returns the offset just after the last blank line that is
+// outside a code fence, or 0.
+func stableCut(text string) int {
+	cut, inFence, start := 0, false, 0
+	prevBlank := false
+	for start < len(text) {
+		end := strings.IndexByte(text[start:], '\n')
+		if end < 0 {
+			break // the last line is still growing
+		}
+		line := strings.TrimSpace(text[start : start+end])
+		start += end + 1
+		switch {
+		case strings.HasPrefix(line, "```") || strings.HasPrefix(line, "~~~"):
+			inFence = !inFence
+			prevBlank = false
+		case line == "" && !inFence:
+			if !prevBlank {
+				cut = start
+			}
+			prevBlank = true
+		default:
+			prevBlank = false
+		}
+	}
+	return cut
 }
 
 func (e *entry) toolLines(w int, s *state) []screen.Line {

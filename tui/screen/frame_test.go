@@ -43,7 +43,7 @@ func TestRenderOnlyChangedRows(t *testing.T) {
 	if !strings.HasPrefix(out, "\x1b[?2026h") || !strings.HasSuffix(out, "\x1b[?2026l") {
 		t.Fatalf("not wrapped in synchronized output: %q", out)
 	}
-	if !strings.Contains(out, "\x1b[2J") || !strings.Contains(out, "\x1b[2;1H\x1b[0;1;31msecond\x1b[0m\x1b[K") {
+	if !strings.Contains(out, "\x1b[2J") || !strings.Contains(out, "\x1b[2;1H\x1b[0;1;31msecond\x1b[0m\x1b[4;1Hfourth") {
 		t.Fatalf("first frame %q", out)
 	}
 	if strings.Contains(out, "\x1b[3;1H") {
@@ -54,9 +54,27 @@ func TestRenderOnlyChangedRows(t *testing.T) {
 	}
 	f.Put(0, 3, "FOURTH", Style{})
 	out = string(r.Render(f))
-	want := "\x1b[?2026h\x1b[4;1HFOURTH\x1b[K\x1b[?2026l"
+	want := "\x1b[?2026h\x1b[4;1HFOURTH\x1b[?2026l"
 	if out != want {
 		t.Fatalf("diff frame\n%q\nwant\n%q", out, want)
+	}
+	// Only the changed span of a row is written; a shorter row is erased
+	// to its end.
+	f.Put(0, 3, "FOXRTH", Style{})
+	if out := string(r.Render(f)); out != "\x1b[?2026h\x1b[4;3HX\x1b[?2026l" {
+		t.Fatalf("one cell %q", out)
+	}
+	f.Put(0, 3, "FO    ", Style{})
+	if out := string(r.Render(f)); out != "\x1b[?2026h\x1b[4;3H\x1b[K\x1b[?2026l" {
+		t.Fatalf("shrink %q", out)
+	}
+	// A change in the right half of a wide character redraws from its
+	// left half; a styled span starts with its style.
+	f.Put(0, 3, "ab漢字", Style{})
+	r.Render(f)
+	f.Put(4, 3, "x", Style{FG: Green})
+	if out := string(r.Render(f)); out != "\x1b[?2026h\x1b[4;5H\x1b[0;32mx\x1b[0m\x1b[K\x1b[?2026l" {
+		t.Fatalf("wide %q", out)
 	}
 	// A full row gets no erase (it would clear the last column).
 	f.Put(0, 2, strings.Repeat("x", 20), Style{})

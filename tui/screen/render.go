@@ -27,14 +27,13 @@ type RendererOptions struct {
 // and that nothing else writes to it. Not safe for concurrent use.
 type Renderer struct {
 	opts    RendererOptions
-	prev    []string // each row's encoding in the last frame
+	prev    []Cell // the last frame's cells
 	w, h    int
 	started bool
 	curX    int
 	curY    int
 	curVis  bool
 	buf     []byte
-	row     []byte
 }
 
 // NewRenderer returns a renderer whose first frame redraws everything.
@@ -45,14 +44,19 @@ func NewRenderer(opts RendererOptions) *Renderer { return &Renderer{opts: opts} 
 func (r *Renderer) Invalidate() { r.started = false }
 
 // Render returns the bytes that bring the terminal from the previous
-// frame to f, or nil when nothing changed. The slice is reused by the
+// frame to f, or nil when nothing changed. Within a changed row only the
+// span from its first to its last changed cell is written (a typed
+// character costs a few bytes, not a row). The slice is reused by the
 // next call.
 func (r *Renderer) Render(f *Frame) []byte {
 	full := !r.started || f.W != r.w || f.H != r.h
 	b := r.buf[:0]
 	b = append(b, syncBegin...)
 	if full {
-		r.prev = make([]string, f.H)
+		r.prev = make([]Cell, len(f.cells))
+		for i := range r.prev {
+			r.prev[i] = blank
+		}
 		r.w, r.h, r.started = f.W, f.H, true
 		b = append(b, sgrReset+cursorHide+eraseScreen...)
 		r.curVis = false
@@ -60,18 +64,25 @@ func (r *Renderer) Render(f *Frame) []byte {
 	}
 	changed := full
 	for y := range f.H {
-		r.row = r.encodeRow(r.row[:0], f, y)
-		if !full && string(r.row) == r.prev[y] {
+		row, prev := f.cells[y*f.W:(y+1)*f.W], r.prev[y*f.W:(y+1)*f.W]
+		x0 := 0
+		for x0 < len(row) && row[x0] == prev[x0] {
+			x0++
+		}
+		if x0 == len(row) {
 			continue
 		}
-		if full && (len(r.row) == 0 || string(r.row) == eraseLine) {
-			r.prev[y] = string(r.row)
-			continue // blank, and the screen was just erased
+		x1 := len(row) - 1
+		for row[x1] == prev[x1] {
+			x1--
+		}
+		if row[x0].Text == "" && x0 > 0 {
+			x0-- // start at the left half of a wide character
 		}
 		changed = true
-		r.prev[y] = string(r.row)
-		b = appendMove(b, 0, y)
-		b = append(b, r.row...)
+		b = appendMove(b, x0, y)
+		b = r.encodeSpan(b, row, x0, x1)
+		copy(prev, row)
 	}
 	cx, cy := min(max(f.CursorX, 0), max(f.W-1, 0)), min(max(f.CursorY, 0), max(f.H-1, 0))
 	if changed || cx != r.curX || cy != r.curY || f.CursorVisible != r.curVis {
@@ -96,19 +107,24 @@ func (r *Renderer) Render(f *Frame) []byte {
 	return b
 }
 
-// encodeRow appends row y's text with the SGR changes between cells. The
-// blanks at the end of the row in the default style are left to an erase
-// to the end of the line, which is also what clears the rest of a row that
-// had more before. A row that ends in its last column gets no erase: in
-// the pending-wrap state an erase would clear that last character.
-func (r *Renderer) encodeRow(b []byte, f *Frame, y int) []byte {
-	row := f.cells[y*f.W : (y+1)*f.W]
+// encodeSpan appends the cells x0 … x1 of a row with the SGR changes
+// between them. When the span reaches the blanks at the end of the row
+// (in the default style), they are left to an erase to the end of the
+// line instead; a row that ends in its last column gets no erase: in the
+// pending-wrap state an erase would clear that last character.
+func (r *Renderer) encodeSpan(b []byte, row []Cell, x0, x1 int) []byte {
 	end := len(row)
-	for end > 0 && row[end-1].Text == " " && row[end-1].Style == (Style{}) {
+	for end > 0 && row[end-1] == blank {
 		end--
 	}
+	erase := false
+	if x1 >= end {
+		x1, erase = end-1, end < len(row)
+	}
 	var cur Style
-	for _, c := range row[:end] {
+	first := true
+	for x := x0; x <= x1; x++ {
+		c := row[x]
 		if c.Text == "" {
 			continue
 		}
@@ -116,16 +132,17 @@ func (r *Renderer) encodeRow(b []byte, f *Frame, y int) []byte {
 		if r.opts.NoColor {
 			st = st.Plain()
 		}
-		if st != cur {
+		if st != cur || (first && st != Style{}) {
 			b = st.appendSGR(b, r.opts.NoColor)
 			cur = st
 		}
+		first = false
 		b = append(b, c.Text...)
 	}
 	if cur != (Style{}) {
 		b = append(b, sgrReset...)
 	}
-	if end < len(row) {
+	if erase {
 		b = append(b, eraseLine...)
 	}
 	return b
