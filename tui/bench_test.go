@@ -110,4 +110,3 @@ func BenchmarkDecodeToAction(b *testing.B) {
 		}
 	}
 }
-
