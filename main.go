@@ -89,6 +89,7 @@ func main() {
 		cancel(errInterrupted)
 		// A second signal while shutting down exits at once.
 		<-sigs
+		restoreTerminal()
 		os.Exit(130)
 	}()
 	code := run(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
@@ -159,9 +160,7 @@ var groups = map[string]string{
 // an unknown command.
 func rootCommand(ctx context.Context, e *env, args []string) int {
 	if len(args) == 0 {
-		fmt.Fprint(e.err, overview())
-		fmt.Fprintln(e.err, "agent: the interactive session is not part of this build yet; use 'agent -p PROMPT' (print mode)")
-		return 2
+		return interactiveRoot(ctx, e, args)
 	}
 	switch args[0] {
 	case "-h", "--help":
@@ -195,12 +194,11 @@ func rootCommand(ctx context.Context, e *env, args []string) int {
 		}
 		return 2
 	}
-	if strings.HasPrefix(args[0], "-") {
-		fmt.Fprintf(e.err, "agent: unknown flag %s (see 'agent --help')\n", args[0])
+	if looksLikeCommand(args) {
+		fmt.Fprintf(e.err, "agent: unknown command %q (see 'agent --help'; 'agent -- %s' sends it as a prompt)\n", args[0], args[0])
 		return 2
 	}
-	fmt.Fprintf(e.err, "agent: unknown command %q (see 'agent --help')\n", args[0])
-	return 2
+	return interactiveRoot(ctx, e, args)
 }
 
 // exitCode is the one place where errors become exit codes (cli.md).

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"agent/internal/fakemodel"
+)
+
+// The interactive session with stdout not a terminal (the e2e runner
+// pipes it, with TERM=dumb) is the plain fallback: the prompt from the
+// argument, then one prompt per stdin line (architecture.md, the terminal
+// renderer).
+func TestE2EInteractivePlainFallback(t *testing.T) {
+	s, srv := printSandbox(t,
+		fakemodel.Reply{Text: "first \x1b[31manswer\x1b[0m"},
+		fakemodel.Reply{Text: "second answer"},
+		fakemodel.Reply{Text: "third"})
+	r := s.run("line two\n\n/help\nline three\n", "the first prompt")
+	if r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	// Model text is sanitised: no ESC reaches the output.
+	if strings.Contains(r.Stdout, "\x1b") || !strings.Contains(r.Stdout, "first [31manswer[0m\nsecond answer\n") || !strings.HasSuffix(r.Stdout, "third\n") {
+		t.Fatalf("stdout %q", r.Stdout)
+	}
+	if !strings.Contains(r.Stdout, "/mcp status") { // the /help output
+		t.Fatalf("no /help output: %q", r.Stdout)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 || !strings.Contains(string(reqs[0]), "the first prompt") || !strings.Contains(string(reqs[2]), "line three") {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	// One conversation: the third request carries the first exchange.
+	if !strings.Contains(string(reqs[2]), "second answer") {
+		t.Fatalf("the turns do not share the session: %s", reqs[2])
+	}
+}
+
+func TestE2EInteractivePlainExitAndCommands(t *testing.T) {
+	s, srv := printSandbox(t, fakemodel.Reply{Text: "never"})
+	r := s.run("/mcp\n/keybindings\n/nope\n/exit\nnot sent\n")
+	if r.Code != 0 || len(srv.Requests()) != 0 {
+		t.Fatalf("%+v (%d requests)", r, len(srv.Requests()))
+	}
+	if !strings.Contains(r.Stdout, "No MCP servers are defined.") || !strings.Contains(r.Stdout, "Created "+s.Home+"/.agent/keybindings.json") {
+		t.Fatalf("stdout %q", r.Stdout)
+	}
+	if !strings.Contains(r.Stderr, "unknown command /nope") {
+		t.Fatalf("stderr %q", r.Stderr)
+	}
+}
+
+func TestE2EInteractivePlainToolDenied(t *testing.T) {
+	// Nobody can answer a permission prompt in the plain fallback: the
+	// call is denied naming the rule, and the turn goes on.
+	s, _ := printSandbox(t,
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Bash", Args: `{"command":"touch x"}`}}},
+		fakemodel.Reply{Text: "could not run it"})
+	r := s.run("", "make a file")
+	if r.Code != 0 || r.Stdout != "could not run it\n" {
+		t.Fatalf("%+v", r)
+	}
+	if !strings.Contains(r.Stderr, "⚙ Bash(command: touch x)") || !strings.Contains(r.Stderr, "Bash(touch x)") {
+		t.Fatalf("stderr %q", r.Stderr)
+	}
+}
+
+func TestE2EInteractiveUntrustedAndUsage(t *testing.T) {
+	s := newSandbox(t)
+	srv := fakemodel.New(fakemodel.Reply{Text: "user settings only"})
+	t.Cleanup(srv.Close)
+	s.write("~/.agent/settings.json", `{"defaultModel": {"provider": "local", "model": "m"}, "providers": {"local": {"baseURL": "`+srv.URL()+`"}}}`)
+	// Project settings that would break the start if they were read.
+	s.write(".agent/settings.json", `{"defaultModel": {"provider": "reasoning"}}`)
+	r := s.run("", "hi there")
+	if r.Code != 0 || r.Stdout != "user settings only\n" || !strings.Contains(r.Stderr, "not trusted") {
+		t.Fatalf("%+v", r)
+	}
+	for _, args := range [][]string{
+		{"--external-event-port", "9000"},
+		{"--output-format", "json", "x y"},
+		{"--permission-mode", "yolo"},
+		{"a b", "c d"},
+		{"bogus"},
+	} {
+		r := s.run("", args...)
+		if r.Code != 2 || len(strings.Split(strings.TrimSpace(r.Stderr), "\n")) != 1 {
+			t.Errorf("%v: %+v", args, r)
+		}
+	}
+	if r := s.run("", "--external-event-port", "9000"); !strings.Contains(r.Stderr, "not part of this build yet") {
+		t.Errorf("%+v", r)
+	}
+}
+
+// openPTY opens a pseudo-terminal pair with the standard library only.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	ioctl := func(req uint, arg unsafe.Pointer) error {
+		sc, _ := m.SyscallConn()
+		var errno syscall.Errno
+		sc.Control(func(fd uintptr) { _, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, uintptr(req), uintptr(arg)) })
+		if errno != 0 {
+			return errno
+		}
+		return nil
+	}
+	var unlock int32
+	var n uint32
+	if ioctl(syscall.TIOCSPTLCK, unsafe.Pointer(&unlock)) != nil || ioctl(syscall.TIOCGPTN, unsafe.Pointer(&n)) != nil {
+		t.Skip("pty ioctls refused")
+	}
+	ws := struct{ row, col, x, y uint16 }{row: 30, col: 100}
+	ioctl(syscall.TIOCSWINSZ, unsafe.Pointer(&ws))
+	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(int(n)), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("pts: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return m, s
+}
+
+// ptyOutput accumulates what the program writes to the terminal.
+type ptyOutput struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (o *ptyOutput) String() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.buf.String()
+}
+
+// waitFor polls the output until it contains s (the program runs on its
+// own; this bounds a hang, it does not time anything).
+func (o *ptyOutput) waitFor(t *testing.T, s string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(o.String(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never saw %q in %q", s, o.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestE2ETerminalUI runs the binary on a pseudo-terminal as its
+// controlling terminal: the trust question, a streamed answer, a
+// permission prompt, Ctrl-C twice (exit 130) and the terminal restored.
+func TestE2ETerminalUI(t *testing.T) {
+	s := newSandbox(t)
+	srv := fakemodel.New(
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Bash", Args: `{"command":"echo hi > made.txt"}`}}},
+		fakemodel.Reply{Text: "Made **the** file."})
+	t.Cleanup(srv.Close)
+	s.write("~/.agent/settings.json", `{"defaultModel": {"provider": "local", "model": "fake-model"}, "providers": {"local": {"baseURL": "`+srv.URL()+`"}}}`)
+	m, slave := openPTY(t)
+	cmd := exec.Command(agentBinary(t))
+	cmd.Dir = s.Work
+	cmd.Env = []string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", "NO_COLOR=1"}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	out := &ptyOutput{}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := m.Read(b)
+			out.mu.Lock()
+			out.buf.Write(b[:n])
+			out.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	out.waitFor(t, "Trust this workspace?")
+	if !strings.Contains(out.String(), "\x1b[?2026h") || !strings.Contains(out.String(), "\x1b[?1049h") {
+		t.Fatalf("no synchronized output or alternate screen: %q", out.String())
+	}
+	m.Write([]byte("y"))
+	out.waitFor(t, "Type a prompt")
+	m.Write([]byte("make a file"))
+	out.waitFor(t, "make a file")
+	m.Write([]byte("\r"))
+	out.waitFor(t, "Allow ")
+	out.waitFor(t, "echo hi > made.txt")
+	m.Write([]byte("y"))
+	out.waitFor(t, "file.")
+	if b, err := os.ReadFile(filepath.Join(s.Work, "made.txt")); err != nil || string(b) != "hi\n" {
+		t.Fatalf("the allowed command did not run: %q %v", b, err)
+	}
+	if strings.Contains(out.String(), "\x1b[0;3") { // a colour under NO_COLOR
+		t.Fatalf("colour written under NO_COLOR")
+	}
+	m.Write([]byte("\x03"))
+	out.waitFor(t, "Ctrl-C again")
+	m.Write([]byte("\x03"))
+	err := <-done
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v\n%q", err, out.String())
+	}
+	all := out.String()
+	if !strings.Contains(all, "\x1b[?1049l") || !strings.Contains(all, "\x1b[?2004l") || !strings.Contains(all, "--resume") {
+		t.Fatalf("terminal not restored: %q", all[max(len(all)-300, 0):])
+	}
+	// The answer to the trust question was recorded.
+	st := s.run("", "trust", "status")
+	if strings.TrimSpace(st.Stdout) != "trusted" {
+		t.Fatalf("trust status %+v", st)
+	}
+}

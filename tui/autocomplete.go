@@ -1,0 +1,103 @@
+package tui
+
+import (
+	"strings"
+
+	"agent/tui/keys"
+)
+
+// slashCommand is one entry of the autocomplete menu. args marks a
+// command that needs more words: accepting it leaves the cursor after a
+// space instead of running it.
+type slashCommand struct {
+	text, help string
+	args       bool
+}
+
+// slashCommands are the commands of this build (the autocomplete-menu
+// context of decisions.md §1.6 lists them while the composer starts with
+// "/").
+var slashCommands = []slashCommand{
+	{"/help", "list the commands", false},
+	{"/mcp", "MCP servers and their state", false},
+	{"/mcp status", "one line per MCP server", false},
+	{"/mcp approve", "approve SERVER for this session", true},
+	{"/mcp reject", "reject SERVER", true},
+	{"/mcp revoke", "revoke the approval of SERVER", true},
+	{"/keybindings", "create the keybindings overrides file", false},
+	{"/clear", "clear the transcript on screen", false},
+	{"/exit", "end the session", false},
+}
+
+func knownCommand(word string) bool {
+	for _, c := range slashCommands {
+		if c.text == word || strings.HasPrefix(c.text, word+" ") {
+			return true
+		}
+	}
+	return word == "/quit"
+}
+
+// autocomplete is the menu's state: the commands that extend what is
+// typed, and the selection.
+type autocomplete struct {
+	typed     string
+	matches   []slashCommand
+	sel       int
+	dismissed bool
+}
+
+// newAutocomplete recomputes the menu for the composer's text, keeping
+// the selection and a dismissal while the text is unchanged.
+func newAutocomplete(text string, prev *autocomplete) *autocomplete {
+	if !strings.HasPrefix(text, "/") || strings.Contains(text, "\n") {
+		return nil
+	}
+	if prev != nil && prev.typed == text {
+		return prev
+	}
+	ac := &autocomplete{typed: text}
+	for _, c := range slashCommands {
+		if strings.HasPrefix(c.text, text) && c.text != strings.TrimSpace(text) || (c.text == text && !c.args) {
+			ac.matches = append(ac.matches, c)
+		}
+	}
+	if len(ac.matches) == 0 {
+		return nil
+	}
+	return ac
+}
+
+func (ac *autocomplete) open() bool { return ac != nil && !ac.dismissed && len(ac.matches) > 0 }
+
+// autocompleteAction runs the menu's actions (decisions.md §1.5): accept
+// puts the selection in the composer, execute runs it (or accepts a
+// command that needs arguments), close hides the menu until the text
+// changes.
+func (s *state) autocompleteAction(a keys.Action) {
+	ac := s.ac
+	switch a {
+	case keys.ActPrevious:
+		ac.sel = (ac.sel + len(ac.matches) - 1) % len(ac.matches)
+	case keys.ActNext:
+		ac.sel = (ac.sel + 1) % len(ac.matches)
+	case keys.ActClose:
+		ac.dismissed = true
+	case keys.ActAccept, keys.ActExecute:
+		c := ac.matches[ac.sel]
+		if a == keys.ActAccept || c.args {
+			text := c.text
+			if c.args {
+				text += " "
+			}
+			s.comp.set(text)
+			s.ac = newAutocomplete(text, nil)
+			if s.ac != nil && a == keys.ActAccept {
+				s.ac.dismissed = len(s.ac.matches) == 1 && s.ac.matches[0].text == text
+			}
+			return
+		}
+		s.comp.set(c.text)
+		s.chatAction(keys.ActSubmit)
+	}
+}

@@ -1,0 +1,678 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"agent/agent"
+	"agent/tui/keymap"
+	"agent/tui/keys"
+	"agent/tui/screen"
+)
+
+// exitWindow is how soon a second Ctrl-C must follow the first to exit
+// (decisions.md §6).
+const exitWindow = 2 * time.Second
+
+// spinnerEvery is the animation step of the thinking indicator.
+const spinnerEvery = 120 * time.Millisecond
+
+// entryKind says what a transcript entry shows.
+type entryKind uint8
+
+const (
+	entUser entryKind = iota
+	entAssistant
+	entReasoning
+	entTool
+	entNotice
+	entError
+	entOutput // a slash command's output
+)
+
+// entry is one item of the transcript. Its laid-out lines are cached per
+// width; only an entry that changed is laid out again (the streaming one).
+type entry struct {
+	kind        entryKind
+	turn        string
+	text        string
+	interrupted bool
+	tool        *toolEntry
+
+	cacheW  int
+	cacheOK bool
+	// The laid-out stable part of a streaming answer (see markdown).
+	stable    []screen.Line
+	stableLen int
+	stableW   int
+	cache     []screen.Line
+	finished  bool
+}
+
+type toolEntry struct {
+	callID, name, args string
+	done, isError      bool
+	denied             bool
+	content, display   string
+}
+
+func (e *entry) changed() { e.cacheOK = false }
+
+// permPrompt is an open permission question (decisions.md §6: four
+// answers; Escape does nothing on this screen).
+type permPrompt struct {
+	req   agent.PermissionRequest
+	reply chan agent.Answer
+	ctx   context.Context
+	sel   int
+}
+
+var permChoices = []struct {
+	label  string
+	answer agent.Answer
+}{
+	{"Allow once", agent.AllowOnce},
+	{"Allow for this session", agent.AllowSession},
+	{"Allow for this project", agent.AllowProject},
+	{"Deny", agent.DenyOnce},
+}
+
+// confirmPrompt is a yes/no question.
+type confirmPrompt struct {
+	title, question string
+	yes             bool // the selected choice; No is the default
+	reply           chan bool
+}
+
+// textPrompt asks for one value; masked hides it.
+type textPrompt struct {
+	title  string
+	masked bool
+	buf    []rune
+	reply  func(v string, ok bool)
+}
+
+type queuedTurn struct{ id, prompt string }
+
+// state is everything the UI shows; only the loop touches it.
+type state struct {
+	now     func() time.Time
+	km      *keys.Keymap
+	matcher *keys.Matcher
+	dirty   bool
+	exit    int // -1 while running
+	kitty   bool
+
+	session    Session
+	status     Status
+	runCommand func(words []string)
+
+	entries  []*entry
+	scroll   int // rows scrolled up from the bottom
+	comp     composer
+	busy     bool
+	turn     string
+	queued   []queuedTurn
+	recovery string // the prompt of the failed turn, "" when none
+	ctxTok   int    // context use: input tokens of the latest model call
+	spin     int
+	spinAt   time.Time
+
+	ac *autocomplete
+
+	perm       *permPrompt
+	confirm    *confirmPrompt
+	textPrompt *textPrompt
+
+	lastCtrlC time.Time
+	hint      string // a transient footer message (Ctrl-C again …)
+	hintUntil time.Time
+}
+
+func newState(km *keys.Keymap, now func() time.Time) *state {
+	if km == nil {
+		km = keys.Defaults()
+	}
+	return &state{now: now, km: km, matcher: keys.NewMatcher(km), exit: -1, dirty: true}
+}
+
+// notice adds a line of outside text (sanitised when laid out).
+func (s *state) notice(text string) {
+	s.entries = append(s.entries, &entry{kind: entNotice, text: text, finished: true})
+	s.dirty = true
+}
+
+// contexts returns the keybinding contexts in focus, the focused one
+// first (decisions.md §1.6): a prompt screen takes every key; otherwise
+// the autocomplete menu, then (with an empty composer) the queued prompt
+// and recovery, the composer, thinking while a turn runs, and app.
+func (s *state) contexts() []keys.Context {
+	switch {
+	case s.perm != nil:
+		return []keys.Context{keys.PermissionPrompt}
+	case s.confirm != nil:
+		return []keys.Context{keys.ConfirmPrompt}
+	case s.textPrompt != nil:
+		return []keys.Context{keys.TextPrompt}
+	}
+	cs := make([]keys.Context, 0, 6)
+	if s.ac != nil && s.ac.open() {
+		cs = append(cs, keys.AutocompleteMenu)
+	}
+	if len(s.comp.buf) == 0 {
+		if len(s.queued) > 0 {
+			cs = append(cs, keys.QueuedPrompt)
+		}
+		if s.recovery != "" && !s.busy {
+			cs = append(cs, keys.Recovery)
+		}
+	}
+	cs = append(cs, keys.ChatInput)
+	if s.busy {
+		cs = append(cs, keys.Thinking)
+	}
+	return append(cs, keys.App)
+}
+
+// focus is the context whose footer hints show.
+func (s *state) focus() keys.Context { return s.contexts()[0] }
+
+var ctrlC = keys.Stroke{Key: 'c', Mod: keys.ModCtrl}
+
+// key handles one key press: Ctrl-C first (it cannot be bound,
+// decisions.md §1.3), then the keymap of the contexts in focus, then
+// typing.
+func (s *state) key(ev keys.Event) {
+	s.dirty = true
+	now := s.now()
+	if ev.Stroke == ctrlC {
+		s.interrupt(now)
+		return
+	}
+	m := s.matcher.Press(now, ev.Stroke, s.contexts()...)
+	switch m.Outcome {
+	case keys.Matched:
+		s.action(m.Context, m.Action)
+		return
+	case keys.Started, keys.Cancelled:
+		return
+	}
+	s.unbound(ev)
+}
+
+// interrupt is Ctrl-C: once aborts the running turn (or clears the
+// composer), twice within 2 s exits (decisions.md §6).
+func (s *state) interrupt(now time.Time) {
+	if !s.lastCtrlC.IsZero() && now.Sub(s.lastCtrlC) < exitWindow {
+		s.exit = ExitInterrupted
+		return
+	}
+	s.lastCtrlC = now
+	s.matcher.Cancel()
+	switch {
+	case s.perm != nil:
+		s.answerPermission(agent.DenyOnce)
+		if s.session != nil {
+			s.session.Abort()
+		}
+	case s.busy && s.session != nil:
+		s.session.Abort()
+	case s.textPrompt != nil:
+		tp := s.textPrompt
+		s.textPrompt = nil
+		tp.reply("", false)
+	case len(s.comp.buf) > 0:
+		s.comp.reset()
+		s.ac = nil
+	}
+	s.setHint("Press Ctrl-C again to exit", now.Add(exitWindow))
+}
+
+func (s *state) setHint(h string, until time.Time) {
+	s.hint, s.hintUntil = h, until
+}
+
+// unbound handles a key no binding claimed: typing in a text context,
+// and the fixed navigation keys of the transcript.
+func (s *state) unbound(ev keys.Event) {
+	switch {
+	case s.textPrompt != nil:
+		if ev.Rune != 0 {
+			s.textPrompt.buf = append(s.textPrompt.buf, ev.Rune)
+		}
+		return
+	case s.perm != nil || s.confirm != nil:
+		return
+	}
+	if ev.Rune != 0 {
+		s.comp.insert(string(ev.Rune))
+		s.composerChanged()
+		return
+	}
+	switch ev.Stroke {
+	case keys.Stroke{Key: keys.KeyHome}:
+		s.comp.home()
+	case keys.Stroke{Key: keys.KeyEnd}:
+		s.comp.end()
+	case keys.Stroke{Key: keys.KeyPageUp}:
+		s.scroll += 10
+	case keys.Stroke{Key: keys.KeyPageDown}:
+		s.scroll = max(s.scroll-10, 0)
+	case keys.Stroke{Key: keys.KeyEnter, Mod: keys.ModAlt}, keys.Stroke{Key: keys.KeyEnter, Mod: keys.ModShift}:
+		s.comp.insert("\n") // a line break in the prompt
+		s.composerChanged()
+	}
+}
+
+// paste inserts bracketed-paste text, never as keys.
+func (s *state) paste(text string) {
+	s.dirty = true
+	switch {
+	case s.textPrompt != nil:
+		s.textPrompt.buf = append(s.textPrompt.buf, []rune(strings.ReplaceAll(text, "\n", ""))...)
+	case s.perm != nil || s.confirm != nil:
+	default:
+		s.comp.insert(text)
+		s.composerChanged()
+	}
+}
+
+func (s *state) composerChanged() {
+	s.ac = newAutocomplete(s.comp.text(), s.ac)
+}
+
+// action runs a bound action of a context.
+func (s *state) action(c keys.Context, a keys.Action) {
+	switch c {
+	case keys.PermissionPrompt:
+		s.permAction(a)
+	case keys.ConfirmPrompt:
+		s.confirmAction(a)
+	case keys.TextPrompt:
+		s.textAction(a)
+	case keys.AutocompleteMenu:
+		s.autocompleteAction(a)
+	case keys.QueuedPrompt:
+		if a == keys.ActCancel && len(s.queued) > 0 {
+			s.session.CancelQueued(s.queued[len(s.queued)-1].id)
+		}
+	case keys.Recovery:
+		if a == keys.ActRetry && s.recovery != "" {
+			p := s.recovery
+			s.recovery = ""
+			s.submit(p)
+		}
+	case keys.Thinking:
+		if a == keys.ActAbort && s.session != nil {
+			s.session.Abort()
+		}
+	case keys.ChatInput:
+		s.chatAction(a)
+	case keys.App:
+		if a == keys.ActOpenWorkspaceSwitcher {
+			s.notice("The workspace switcher is not part of this build yet.")
+		}
+	}
+}
+
+func (s *state) chatAction(a keys.Action) {
+	c := &s.comp
+	switch a {
+	case keys.ActSubmit:
+		text := c.text()
+		if strings.TrimSpace(text) == "" {
+			return
+		}
+		c.remember(text)
+		c.reset()
+		s.ac = nil
+		s.scroll = 0
+		if strings.HasPrefix(text, "/") {
+			s.command(text)
+			return
+		}
+		s.recovery = ""
+		s.submit(text)
+		return
+	case keys.ActHistoryPrevious:
+		c.previous()
+	case keys.ActHistoryNext:
+		c.next()
+	case keys.ActHistorySearch:
+		s.notice("History search is not part of this build yet.")
+	case keys.ActCursorLeft:
+		c.left()
+	case keys.ActCursorRight:
+		c.right()
+	case keys.ActDeleteBackward:
+		c.deleteBackward()
+	case keys.ActDeleteWord:
+		c.deleteWord()
+	case keys.ActDeleteLine:
+		c.deleteLine()
+	}
+	s.composerChanged()
+}
+
+// submit sends a prompt to the session; it appears in the transcript when
+// its turn starts (until then under the composer, as queued).
+func (s *state) submit(prompt string) {
+	if s.session == nil {
+		return
+	}
+	if _, err := s.session.Submit(prompt); err != nil {
+		s.entries = append(s.entries, &entry{kind: entError, text: "The prompt was not sent: " + err.Error(), finished: true})
+	}
+	s.dirty = true
+}
+
+func (s *state) permAction(a keys.Action) {
+	p := s.perm
+	switch a {
+	case keys.ActPrevious:
+		p.sel = (p.sel + len(permChoices) - 1) % len(permChoices)
+	case keys.ActNext:
+		p.sel = (p.sel + 1) % len(permChoices)
+	case keys.ActConfirm:
+		s.answerPermission(permChoices[p.sel].answer)
+	case keys.ActAllowOnce:
+		s.answerPermission(agent.AllowOnce)
+	case keys.ActAllowSession:
+		s.answerPermission(agent.AllowSession)
+	case keys.ActAllowProject:
+		s.answerPermission(agent.AllowProject)
+	case keys.ActDeny:
+		s.answerPermission(agent.DenyOnce)
+	}
+}
+
+func (s *state) askPermission(p *permPrompt) {
+	if s.perm != nil {
+		// One question at a time: the session asks in order, so a second
+		// one can only come from a concurrent caller; it is denied.
+		p.reply <- agent.DenyOnce
+		return
+	}
+	s.perm = p
+	s.matcher.Cancel()
+	s.dirty = true
+}
+
+func (s *state) answerPermission(ans agent.Answer) {
+	if s.perm == nil {
+		return
+	}
+	s.perm.reply <- ans
+	s.perm = nil
+	s.dirty = true
+}
+
+func (s *state) withdrawPermission(p *permPrompt) {
+	if s.perm == p {
+		s.perm = nil
+		s.dirty = true
+	}
+}
+
+func (s *state) confirmAction(a keys.Action) {
+	c := s.confirm
+	switch a {
+	case keys.ActPrevious, keys.ActNext:
+		c.yes = !c.yes
+		return
+	case keys.ActConfirm:
+	case keys.ActChooseYes:
+		c.yes = true
+	case keys.ActChooseNo:
+		c.yes = false
+	default:
+		return
+	}
+	s.confirm = nil
+	c.reply <- c.yes
+}
+
+func (s *state) textAction(a keys.Action) {
+	t := s.textPrompt
+	switch a {
+	case keys.ActSubmit:
+		s.textPrompt = nil
+		t.reply(string(t.buf), true)
+	case keys.ActCancel:
+		s.textPrompt = nil
+		t.reply("", false)
+	case keys.ActDeleteBackward:
+		if len(t.buf) > 0 {
+			t.buf = t.buf[:len(t.buf)-1]
+		}
+	}
+}
+
+// keymapUpdate applies a change of the overrides file: valid bindings
+// apply at once; problems show once as notices (decisions.md §1.1).
+func (s *state) keymapUpdate(u keymap.Update) {
+	if u.Keymap != nil && u.Keymap != s.km {
+		s.km = u.Keymap
+		s.matcher.SetKeymap(u.Keymap)
+	}
+	for _, n := range u.Notices {
+		s.notice(n)
+	}
+	s.dirty = true
+}
+
+// event applies one session event to the transcript.
+func (s *state) event(ev agent.Event) {
+	s.dirty = true
+	switch ev.Kind {
+	case agent.EventQueued:
+		s.queued = append(s.queued, queuedTurn{ev.Turn, ev.Text})
+	case agent.EventCancelled:
+		s.dropQueued(ev.Turn)
+	case agent.EventTurnStart:
+		s.dropQueued(ev.Turn)
+		s.busy, s.turn = true, ev.Turn
+		s.spinAt = s.now()
+		s.entries = append(s.entries, &entry{kind: entUser, turn: ev.Turn, text: ev.Text, finished: true})
+	case agent.EventText, agent.EventReasoning:
+		kind := entAssistant
+		if ev.Kind == agent.EventReasoning {
+			kind = entReasoning
+		}
+		if n := len(s.entries); n > 0 && s.entries[n-1].kind == kind && s.entries[n-1].turn == ev.Turn && !s.entries[n-1].finished {
+			e := s.entries[n-1]
+			e.text += ev.Text
+			e.changed()
+			return
+		}
+		s.finishStreaming()
+		s.entries = append(s.entries, &entry{kind: kind, turn: ev.Turn, text: ev.Text})
+	case agent.EventToolStart:
+		s.finishStreaming()
+		t := ev.Tool
+		s.entries = append(s.entries, &entry{kind: entTool, turn: ev.Turn, tool: &toolEntry{callID: t.CallID, name: t.Name, args: argSummary(t.Args)}})
+	case agent.EventToolEnd:
+		for i := len(s.entries) - 1; i >= 0; i-- {
+			e := s.entries[i]
+			if e.kind == entTool && e.tool.callID == ev.Tool.CallID {
+				e.tool.done, e.tool.denied = true, ev.Tool.Denied
+				if r := ev.Tool.Result; r != nil {
+					e.tool.isError, e.tool.content, e.tool.display = r.IsError, r.Content, r.Display
+				}
+				e.finished = true
+				e.changed()
+				break
+			}
+		}
+	case agent.EventUsage:
+		if ev.Usage != nil {
+			s.ctxTok = ev.Usage.InputTokens + ev.Usage.CacheReadTokens + ev.Usage.CacheWriteTokens + ev.Usage.OutputTokens
+		}
+	case agent.EventComplete:
+		s.endTurn()
+	case agent.EventInterrupted:
+		// Abort keeps the partial reply, marked interrupted
+		// (decisions.md §1.6 thinking).
+		marked := false
+		for i := len(s.entries) - 1; i >= 0 && s.entries[i].turn == ev.Turn; i-- {
+			if e := s.entries[i]; e.kind == entAssistant {
+				e.interrupted, marked = true, true
+				e.changed()
+				break
+			}
+		}
+		if !marked {
+			s.entries = append(s.entries, &entry{kind: entNotice, turn: ev.Turn, text: "Interrupted.", finished: true})
+		}
+		s.endTurn()
+	case agent.EventError:
+		msg := "The turn failed."
+		if ev.Err != nil {
+			msg = "The turn failed: " + ev.Err.Error()
+		}
+		s.entries = append(s.entries, &entry{kind: entError, turn: ev.Turn, text: msg, finished: true})
+		for i := len(s.entries) - 1; i >= 0; i-- {
+			if e := s.entries[i]; e.kind == entUser && e.turn == ev.Turn {
+				s.recovery = e.text
+				break
+			}
+		}
+		s.endTurn()
+	case agent.EventBackground:
+		s.notice(ev.Text)
+	}
+}
+
+func (s *state) finishStreaming() {
+	if n := len(s.entries); n > 0 && !s.entries[n-1].finished {
+		s.entries[n-1].finished = true
+		s.entries[n-1].changed()
+	}
+}
+
+func (s *state) endTurn() {
+	s.finishStreaming()
+	s.busy, s.turn = false, ""
+}
+
+func (s *state) dropQueued(id string) {
+	for i, q := range s.queued {
+		if q.id == id {
+			s.queued = append(s.queued[:i], s.queued[i+1:]...)
+			return
+		}
+	}
+}
+
+// argSummary shows a tool call's arguments on one line: the values of a
+// JSON object, or the raw text (sanitised when drawn).
+func argSummary(raw json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil {
+		return string(raw)
+	}
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, k := range names {
+		v := m[k]
+		switch v := v.(type) {
+		case string:
+			parts = append(parts, fmt.Sprintf("%s: %s", k, v))
+		default:
+			b, _ := json.Marshal(v)
+			parts = append(parts, fmt.Sprintf("%s: %s", k, b))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// nextDeadline is when the loop must wake without an event: the spinner
+// while a turn runs, a pending chord's timeout, the end of the Ctrl-C
+// hint. Idle, there is none: no CPU is used.
+func (s *state) nextDeadline() (time.Time, bool) {
+	var d time.Time
+	set := func(t time.Time) {
+		if d.IsZero() || t.Before(d) {
+			d = t
+		}
+	}
+	if s.busy {
+		set(s.spinAt.Add(spinnerEvery))
+	}
+	if t, ok := s.matcher.Deadline(); ok {
+		set(t)
+	}
+	if s.hint != "" {
+		set(s.hintUntil)
+	}
+	return d, !d.IsZero()
+}
+
+func (s *state) tick(now time.Time) {
+	if s.busy && !now.Before(s.spinAt.Add(spinnerEvery)) {
+		s.spin++
+		s.spinAt = now
+		s.dirty = true
+	}
+	if s.matcher.Expire(now) {
+		s.dirty = true
+	}
+	if s.hint != "" && !now.Before(s.hintUntil) {
+		s.hint = ""
+		s.dirty = true
+	}
+}
+
+// command runs a slash command typed in the composer.
+func (s *state) command(line string) {
+	words := strings.Fields(line)
+	switch words[0] {
+	case "/exit", "/quit":
+		s.exit = ExitOK
+	case "/help":
+		var b strings.Builder
+		b.WriteString("Commands:\n")
+		for _, c := range slashCommands {
+			fmt.Fprintf(&b, "  %-22s %s\n", c.text, c.help)
+		}
+		s.output(b.String())
+	case "/clear":
+		s.entries = nil
+		s.scroll = 0
+	default:
+		if !knownCommand(words[0]) {
+			s.notice(fmt.Sprintf("Unknown command %s (see /help).", words[0]))
+			return
+		}
+		if s.runCommand != nil {
+			s.runCommand(words)
+		}
+	}
+	s.dirty = true
+}
+
+func (s *state) output(text string) {
+	s.entries = append(s.entries, &entry{kind: entOutput, text: strings.TrimRight(text, "\n"), finished: true})
+	s.dirty = true
+}
+
+func (s *state) commandResult(words []string, out string, err error) {
+	switch {
+	case errors.Is(err, agent.ErrUsage):
+		s.notice("Usage: " + strings.TrimPrefix(err.Error(), agent.ErrUsage.Error()+": "))
+	case err != nil:
+		s.entries = append(s.entries, &entry{kind: entError, text: strings.Join(words, " ") + ": " + err.Error(), finished: true})
+	default:
+		s.output(out)
+	}
+	s.dirty = true
+}
