@@ -124,6 +124,31 @@ func (ep *eventEndpoint) Close() {
 	ep.audit.Close()
 }
 
+// command runs /events and /events revoke GRANT_ID in a session (seed
+// §4.1); nil-safe: a session without grants lists none.
+func (ep *eventEndpoint) command(args []string) (string, error) {
+	switch {
+	case len(args) == 0:
+		if ep == nil {
+			return "This session admits no external events (start it with --external-event-grant).\n", nil
+		}
+		var b strings.Builder
+		for _, g := range ep.srv.Status() {
+			b.WriteString(g.String() + "\n")
+		}
+		return b.String(), nil
+	case args[0] == "revoke" && len(args) == 2:
+		if ep == nil {
+			return "", fmt.Errorf("no grant %q: this session admits no external events", args[1])
+		}
+		if err := ep.srv.Revoke(args[1]); err != nil {
+			return "", fmt.Errorf("grant %q: %w", args[1], err)
+		}
+		return fmt.Sprintf("Revoked grant %s: the endpoint admits no more events for it.\n", args[1]), nil
+	}
+	return "", fmt.Errorf("%w: /events | /events revoke GRANT_ID", agent.ErrUsage)
+}
+
 // controlHandlers are the event-grant ops of a background session's control
 // socket (seed §4.2 `agent session events …`).
 func (ep *eventEndpoint) controlHandlers() map[string]agent.ControlHandler {

@@ -14,6 +14,7 @@ import (
 
 	"agent/agent"
 	"agent/config"
+	"agent/events"
 	"agent/tui"
 	"agent/tui/keymap"
 	"agent/tui/term"
@@ -61,8 +62,8 @@ func interactiveRoot(ctx context.Context, e *env, args []string) int {
 }
 
 func interactive(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []string) error {
-	if len(sf.eventGrants) > 0 || sf.eventPort != "" || len(sf.eventProxies) > 0 {
-		return usagef("", "the --external-event-* flags are not part of this build yet")
+	if err := checkEventFlags("", sf); err != nil {
+		return err
 	}
 	if sf.outputFormat != "" {
 		return usagef("", "--output-format applies to print mode only (-p)")
@@ -73,13 +74,19 @@ func interactive(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops 
 	if len(ops) > 1 {
 		return usagef("", "the interactive session takes one PROMPT (quote it), got %d arguments", len(ops))
 	}
+	// Invalid grants refuse the start, before anything runs (decisions.md
+	// §4).
+	grants, err := loadGrants(sf)
+	if err != nil {
+		return err
+	}
 	prompt := ""
 	if len(ops) == 1 {
 		prompt = ops[0]
 	}
 	out, _ := e.out.(*os.File)
 	if out == nil || !term.IsTerminal(out) || e.getenv("TERM") == "dumb" {
-		return plainSession(ctx, e, sf, f, prompt)
+		return plainSession(ctx, e, sf, f, prompt, grants)
 	}
 	if in, ok := e.in.(*os.File); ok && prompt == "" && !term.IsTerminal(in) {
 		// A prompt piped to stdin (the terminal UI reads keys from /dev/tty).
@@ -89,12 +96,13 @@ func interactive(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops 
 		}
 		prompt = strings.TrimRight(string(b), "\n")
 	}
-	return terminalSession(ctx, e, sf, f, prompt)
+	return terminalSession(ctx, e, sf, f, prompt, grants)
 }
 
 // commandRunner runs the slash commands that need the session: /mcp …
-// (seed-mcp-events.md §4.1) and /keybindings (decisions.md §1.1).
-func commandRunner(home string, c **agent.CLI) tui.CommandRunner {
+// and /events … (seed-mcp-events.md §4.1) and /keybindings (decisions.md
+// §1.1).
+func commandRunner(home string, c **agent.CLI, ep **eventEndpoint) tui.CommandRunner {
 	return func(ctx context.Context, words []string) (string, error) {
 		switch words[0] {
 		case "/mcp":
@@ -102,6 +110,8 @@ func commandRunner(home string, c **agent.CLI) tui.CommandRunner {
 				return "", errors.New("the session has not started")
 			}
 			return (*c).MCPCommand(ctx, words[1:])
+		case "/events":
+			return (*ep).command(words[1:])
 		case "/keybindings":
 			path, created, err := keymap.Create(home)
 			if err != nil {
@@ -118,7 +128,7 @@ func commandRunner(home string, c **agent.CLI) tui.CommandRunner {
 
 // plainSession is the fallback when stdout is not a terminal or
 // TERM=dumb: the prompt from the argument, then stdin lines.
-func plainSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, prompt string) error {
+func plainSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, prompt string, grants []events.Grant) error {
 	opts := e.cliOptions(sf, f)
 	opts.Headless = false // untrusted: user settings only (decisions.md §6)
 	c, err := agent.StartCLI(ctx, opts)
@@ -126,11 +136,16 @@ func plainSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, pro
 		return err
 	}
 	defer c.Close()
+	ep, err := startEvents(c, sf, grants)
+	if err != nil {
+		return err
+	}
+	defer ep.Close()
 	if !c.Trusted {
 		fmt.Fprintf(e.err, "agent: the workspace %s is not trusted: running with user settings only ('agent trust' trusts it)\n", c.Workspace)
 	}
 	code, err := tui.RunPlain(ctx, tui.FromAgent(c.Session), tui.PlainOptions{
-		In: e.in, Out: e.out, Err: e.err, Commands: commandRunner(e.home, &c),
+		In: e.in, Out: e.out, Err: e.err, Commands: commandRunner(e.home, &c, &ep),
 	}, prompt)
 	if err != nil {
 		return err
@@ -142,7 +157,7 @@ func plainSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, pro
 }
 
 // terminalSession runs the terminal UI on /dev/tty.
-func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, prompt string) (err error) {
+func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, prompt string, grants []events.Grant) (err error) {
 	tty, err := term.Open()
 	if err != nil {
 		return err
@@ -183,11 +198,12 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	watcher, first := keymap.Watch(ctx, keymap.Path(e.home), keymap.Options{})
 	defer watcher.Close()
 	var c *agent.CLI
+	var ep *eventEndpoint
 	app := tui.New(tui.Options{
 		Terminal: tty, Resize: tty.Resize(), EnableKitty: tty.EnableKitty,
 		Keymap: first.Keymap, KeymapUpdates: watcher.Updates(), Notices: first.Notices,
 		NoColor:  e.getenv("NO_COLOR") != "",
-		Commands: commandRunner(e.home, &c),
+		Commands: commandRunner(e.home, &c, &ep),
 	})
 	defer app.Close()
 
@@ -216,11 +232,16 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	opts.Headless = false
 	opts.Prompter = app
 	opts.Notice = app.Notice
+	opts.SignInUI = signInUI{app}
 	c, err = agent.StartCLI(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
+	if ep, err = startEvents(c, sf, grants); err != nil {
+		return err
+	}
+	defer ep.Close()
 	code, err := app.Run(ctx, tui.FromAgent(c.Session), tui.Status{Provider: c.Model.ProviderID, Model: c.Model.Model, Mode: c.Permissions.Mode()}, prompt)
 	app.Close()
 	tty.Restore()
@@ -232,4 +253,26 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// signInUI carries /mcp login's conversation in the terminal UI: progress
+// as notices, the browser question as a confirm prompt, the pasted
+// redirect address in a masked text prompt (seed-mcp-events.md §4.1).
+type signInUI struct{ app *tui.App }
+
+func (u signInUI) Show(line string) { u.app.Notice(line) }
+
+func (u signInUI) Confirm(ctx context.Context, q string) (bool, error) {
+	return u.app.Confirm(ctx, "MCP sign-in", q)
+}
+
+func (u signInUI) ReadSecret(ctx context.Context, prompt string) (string, error) {
+	v, ok, err := u.app.AskText(ctx, prompt, true)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", context.Canceled
+	}
+	return v, nil
 }

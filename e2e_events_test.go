@@ -202,3 +202,26 @@ func TestE2EEventFlagRules(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 }
+
+// TestE2EInteractiveEvents: the interactive session (its plain fallback
+// here) takes the grant flags and answers /events and /events revoke.
+func TestE2EInteractiveEvents(t *testing.T) {
+	s, _ := printSandbox(t)
+	grant := s.write("g.json", `{"grantId": "ci", "issuer": "https://issuer.example", "resource": "https://e.example/events/ci", "subject": "bot", "scopes": ["s"]}`)
+	port := freePort(t)
+	r := s.run("/events\n/events revoke nope\n/events revoke ci\n/events\n/exit\n", "--external-event-grant", grant, "--external-event-port", fmt.Sprint(port))
+	if r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	if !strings.Contains(r.Stdout, "ci  live  subject bot") || !strings.Contains(r.Stdout, "Revoked grant ci") || !strings.Contains(r.Stdout, "ci  revoked") {
+		t.Fatalf("%+v", r)
+	}
+	if !strings.Contains(r.Stderr+r.Stdout, "no such grant") {
+		t.Fatalf("%+v", r)
+	}
+	// Without grants, /events says so.
+	r = s.run("/events\n/exit\n")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "admits no external events") {
+		t.Fatalf("%+v", r)
+	}
+}
