@@ -99,7 +99,7 @@ func TestE2EInteractiveUntrustedAndUsage(t *testing.T) {
 			t.Errorf("%v: %+v", args, r)
 		}
 	}
-	if r := s.run("", "--external-event-port", "9000"); !strings.Contains(r.Stderr, "not part of this build yet") {
+	if r := s.run("", "--external-event-port", "9000"); !strings.Contains(r.Stderr, "need at least one --external-event-grant") {
 		t.Errorf("%+v", r)
 	}
 }
