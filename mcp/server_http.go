@@ -312,7 +312,7 @@ func (h *HTTPHandler) startSession(w http.ResponseWriter, r *http.Request, m *js
 	sess := &serveSession{calls: map[jsonrpc.ID]context.CancelFunc{}}
 	res, err := h.srv.handleLegacy(r.Context(), &sess.conn, m)
 	if err != nil {
-		h.writeJSON(w, http.StatusOK, responseMessage(m.ID, nil, err))
+		h.writeJSON(w, http.StatusOK, serveResponse(m.ID, nil, err))
 		return
 	}
 	sid := newSessionID()
@@ -326,7 +326,7 @@ func (h *HTTPHandler) startSession(w http.ResponseWriter, r *http.Request, m *js
 	h.sessions[sid] = sess
 	h.mu.Unlock()
 	w.Header().Set("Mcp-Session-Id", sid)
-	h.writeJSON(w, http.StatusOK, responseMessage(m.ID, res, nil))
+	h.writeJSON(w, http.StatusOK, serveResponse(m.ID, res, nil))
 }
 
 // sweepLocked ends the sessions idle longer than SessionIdle.
@@ -437,11 +437,11 @@ func (h *HTTPHandler) inSession(w http.ResponseWriter, r *http.Request, sid, hv 
 // get the statuses of that revision.
 func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, hv string, m *jsonrpc.Message, okStream bool) {
 	if _, err := h.srv.checkStateless(m); err != nil {
-		h.writeJSON(w, http.StatusBadRequest, responseMessage(m.ID, nil, err))
+		h.writeJSON(w, http.StatusBadRequest, serveResponse(m.ID, nil, err))
 		return
 	}
 	if err := checkStandardHeaders(r, hv, m); err != nil {
-		h.writeJSON(w, http.StatusBadRequest, responseMessage(m.ID, nil, err))
+		h.writeJSON(w, http.StatusBadRequest, serveResponse(m.ID, nil, err))
 		return
 	}
 	ctx, cancel := h.callContext(r)
@@ -527,7 +527,7 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, ctx context.Context, m *json
 				st = errorStatus(err)
 			}
 		}
-		h.writeJSON(w, st, responseMessage(m.ID, res, err))
+		h.writeJSON(w, st, serveResponse(m.ID, res, err))
 		return
 	}
 	type outcome struct {
@@ -548,7 +548,7 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, ctx context.Context, m *json
 	for {
 		select {
 		case o := <-done:
-			b, err := jsonrpc.Encode(responseMessage(m.ID, o.res, o.err))
+			b, err := jsonrpc.Encode(serveResponse(m.ID, o.res, o.err))
 			if err != nil {
 				return
 			}
@@ -565,10 +565,10 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, ctx context.Context, m *json
 	}
 }
 
-// responseMessage builds the response to id: err as a JSON-RPC error (a
+// serveResponse builds the response to id: err as a JSON-RPC error (a
 // *jsonrpc.Error as it is, anything else as an internal error without its
 // text).
-func responseMessage(id jsonrpc.ID, res any, err error) *jsonrpc.Message {
+func serveResponse(id jsonrpc.ID, res any, err error) *jsonrpc.Message {
 	if err != nil {
 		var e *jsonrpc.Error
 		if !errors.As(err, &e) {
