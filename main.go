@@ -69,6 +69,7 @@ func commands() []*command {
 		trustStatusCommand(),
 		trustRevokeCommand(),
 		mcpListCommand(),
+		mcpServeCommand(),
 		sessionStartCommand(),
 		sessionListCommand(),
 		sessionStopCommand(),

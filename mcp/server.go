@@ -245,14 +245,19 @@ func (s *Server) handleStateless(ctx context.Context, m *jsonrpc.Message) (any, 
 	}
 	switch m.Method {
 	case "server/discover":
-		return map[string]any{
+		res := map[string]any{
 			"resultType":        "complete",
 			"supportedVersions": s.versions,
 			"capabilities":      s.capabilities(true),
-			"serverInfo":        s.info,
-			"instructions":      omitEmpty(s.instructions),
-			"_meta":             map[string]any{"io.modelcontextprotocol/serverInfo": s.info},
-		}, nil
+			// serverInfo in the body for clients of the first drafts, and
+			// in _meta where the revision puts it now.
+			"serverInfo": s.info,
+			"_meta":      map[string]any{"io.modelcontextprotocol/serverInfo": s.info},
+		}
+		if s.instructions != "" {
+			res["instructions"] = s.instructions
+		}
+		return res, nil
 	case "tools/list":
 		res, err := s.listTools(m.Params)
 		if err != nil {
@@ -275,13 +280,6 @@ func (s *Server) handleStateless(ctx context.Context, m *jsonrpc.Message) (any, 
 	// subscriptions/listen needs a listChanged capability this server does
 	// not declare.
 	return nil, methodNotFound(m.Method)
-}
-
-func omitEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }
 
 // capabilities declares tools (the list does not change while the server

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"sync"
 
 	"agent/mcp/jsonrpc"
 )
@@ -19,6 +20,7 @@ import (
 // cause when ctx ends first; either way s is closed and every running
 // call has returned.
 func (s *Server) ServeStream(ctx context.Context, st jsonrpc.Stream) error {
+	st = &drainingStream{Stream: st, idle: make(chan struct{}, 1), closed: make(chan struct{})}
 	sc := &serverConn{}
 	var conn *jsonrpc.Conn
 	ready := make(chan struct{})
@@ -60,6 +62,92 @@ func (s *Server) ServeStream(ctx context.Context, st jsonrpc.Stream) error {
 		conn.Close()
 		return context.Cause(ctx)
 	}
+}
+
+// drainingStream holds back the end of input until every request read so
+// far has been answered: a client that writes its requests and closes
+// stdin (a pipeline) still gets every answer (2025-11-25 lifecycle
+// "Shutdown": closing stdin is how a client ends the connection; a client
+// in a hurry follows with SIGTERM, which ends the calls).
+type drainingStream struct {
+	jsonrpc.Stream
+	mu      sync.Mutex
+	pending map[jsonrpc.ID]bool
+	idle    chan struct{} // signalled when pending becomes empty
+	once    sync.Once
+	closed  chan struct{}
+	// gate is closed when the answer to the last initialize is out: the
+	// next message is read only then, so that a client that pipelines
+	// its first requests behind initialize finds the session set up
+	// (requests are otherwise handled concurrently).
+	gate   chan struct{}
+	gateID jsonrpc.ID
+}
+
+func (d *drainingStream) Read() (*jsonrpc.Message, error) {
+	d.mu.Lock()
+	gate := d.gate
+	d.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-d.closed:
+		}
+	}
+	m, err := d.Stream.Read()
+	if err == nil && m.Kind() == jsonrpc.KindRequest {
+		d.mu.Lock()
+		if d.pending == nil {
+			d.pending = map[jsonrpc.ID]bool{}
+		}
+		d.pending[m.ID] = true
+		if m.Method == "initialize" {
+			d.gate, d.gateID = make(chan struct{}), m.ID
+		}
+		d.mu.Unlock()
+	}
+	if err != nil && errors.Is(err, io.EOF) {
+		for {
+			d.mu.Lock()
+			n := len(d.pending)
+			d.mu.Unlock()
+			if n == 0 {
+				break
+			}
+			select {
+			case <-d.idle:
+			case <-d.closed:
+				return nil, err
+			}
+		}
+	}
+	return m, err
+}
+
+func (d *drainingStream) Write(ctx context.Context, m *jsonrpc.Message) error {
+	err := d.Stream.Write(ctx, m)
+	if m.Kind() == jsonrpc.KindResponse {
+		d.mu.Lock()
+		delete(d.pending, m.ID)
+		if d.gate != nil && d.gateID == m.ID {
+			close(d.gate)
+			d.gate = nil
+		}
+		empty := len(d.pending) == 0
+		d.mu.Unlock()
+		if empty {
+			select {
+			case d.idle <- struct{}{}:
+			default:
+			}
+		}
+	}
+	return err
+}
+
+func (d *drainingStream) Close() error {
+	d.once.Do(func() { close(d.closed) })
+	return d.Stream.Close()
 }
 
 // ServeStdio serves one client on r and w (the process's stdin and
