@@ -95,6 +95,12 @@ func (d *drainingStream) Read() (*jsonrpc.Message, error) {
 		}
 	}
 	m, err := d.Stream.Read()
+	var de *jsonrpc.DecodeError
+	if errors.As(err, &de) && !de.ID.IsValid() && !de.Response {
+		// JSON-RPC 2.0 §5: a message whose id cannot be read is answered
+		// with id null (the connection answers those with an id).
+		d.Stream.Write(context.Background(), jsonrpc.NewErrorResponse(jsonrpc.ID{}, &jsonrpc.Error{Code: de.Code(), Message: de.Error()})) //nolint:errcheck // a closed stdout ends the connection anyway
+	}
 	if err == nil && m.Kind() == jsonrpc.KindRequest {
 		d.mu.Lock()
 		if d.pending == nil {
