@@ -220,6 +220,16 @@ func (s *Server) unsupportedVersion(requested string) *jsonrpc.Error {
 // present (-32602 otherwise), and a revision served (-32022 otherwise).
 // clientInfo is optional. It returns the revision.
 func (s *Server) checkStateless(m *jsonrpc.Message) (string, error) {
+	v, err := statelessVersion(m)
+	if err != nil {
+		return "", err
+	}
+	return v, s.servesStateless(v)
+}
+
+// statelessVersion checks that _meta carries the required keys and
+// returns the revision it names.
+func statelessVersion(m *jsonrpc.Message) (string, error) {
 	meta, err := parseStatelessMeta(m.Params)
 	if err != nil {
 		return "", err
@@ -232,10 +242,16 @@ func (s *Server) checkStateless(m *jsonrpc.Message) (string, error) {
 	case !meta.hasCaps:
 		return "", invalidParams("_meta lacks %s", metaClientCapabilities)
 	}
-	if !modern(meta.version) || !slices.Contains(s.versions, meta.version) {
-		return "", s.unsupportedVersion(meta.version)
-	}
 	return meta.version, nil
+}
+
+// servesStateless refuses a revision the server does not serve
+// statelessly.
+func (s *Server) servesStateless(v string) error {
+	if !modern(v) || !slices.Contains(s.versions, v) {
+		return s.unsupportedVersion(v)
+	}
+	return nil
 }
 
 // handleStateless answers one request of the stateless revision.

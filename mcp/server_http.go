@@ -436,11 +436,17 @@ func (h *HTTPHandler) inSession(w http.ResponseWriter, r *http.Request, sid, hv 
 // agree with the body (streamable-http "Server Validation"), and errors
 // get the statuses of that revision.
 func (h *HTTPHandler) stateless(w http.ResponseWriter, r *http.Request, hv string, m *jsonrpc.Message, okStream bool) {
-	if _, err := h.srv.checkStateless(m); err != nil {
-		h.writeJSON(w, http.StatusBadRequest, serveResponse(m.ID, nil, err))
-		return
+	// The order of the refusals: the required _meta keys (-32602), then
+	// the headers against the body (-32020), then the revision (-32022),
+	// so that a header that disagrees with _meta is reported as such.
+	v, err := statelessVersion(m)
+	if err == nil {
+		err = checkStandardHeaders(r, hv, m)
 	}
-	if err := checkStandardHeaders(r, hv, m); err != nil {
+	if err == nil {
+		err = h.srv.servesStateless(v)
+	}
+	if err != nil {
 		h.writeJSON(w, http.StatusBadRequest, serveResponse(m.ID, nil, err))
 		return
 	}
