@@ -27,6 +27,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -675,4 +677,203 @@ func TestE2EServeRemoteNoTrustedProxy(t *testing.T) {
 	if resp.StatusCode != 429 {
 		t.Fatalf("forged X-Forwarded-For escaped the throttle: %d", resp.StatusCode)
 	}
+}
+
+// ---- benchmarks through the binary (docs/performance.md, "mcp serve") ----
+//
+// Run: go test -run x -bench Serve -benchtime 200x .
+
+// benchServeSandbox is a trusted workspace with a file that Read may open
+// (Read is inspection: it runs in the default mode).
+func benchServeSandbox(b *testing.B) *sandbox {
+	s := newSandbox(b)
+	s.write("~/.agent/settings.json", `{"defaultModel": {"provider": "local", "model": "fake"}, "providers": {"local": {"baseURL": "http://127.0.0.1:9/v1"}}}`)
+	s.write("small.txt", "one line\n")
+	if r := s.run("", "trust", "--yes"); r.Code != 0 {
+		b.Fatalf("trust: %+v", r)
+	}
+	return s
+}
+
+// BenchmarkServeInitialize measures, per op, a process start of
+// `agent mcp serve` (stdio) up to the initialize response read back.
+func BenchmarkServeInitialize(b *testing.B) {
+	s := benchServeSandbox(b)
+	bin := agentBinary(b)
+	var total time.Duration
+	for b.Loop() {
+		cmd := exec.Command(bin, "mcp", "serve")
+		cmd.Dir = s.Work
+		cmd.Env = []string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH")}
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		io.WriteString(in, initLine+"\n")
+		line, err := bufio.NewReader(out).ReadString('\n')
+		total += time.Since(start)
+		if err != nil || !strings.Contains(line, `"protocolVersion"`) {
+			b.Fatalf("%q %v", line, err)
+		}
+		in.Close()
+		cmd.Wait()
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms-to-initialize")
+}
+
+const benchCall = `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"Read","arguments":{"file_path":"small.txt"}}}`
+
+// BenchmarkServeCallStdio: one tools/call (Read of a small file) round
+// trip over stdio.
+func BenchmarkServeCallStdio(b *testing.B) {
+	s := benchServeSandbox(b)
+	cmd := exec.Command(agentBinary(b), "mcp", "serve")
+	cmd.Dir = s.Work
+	cmd.Env = []string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH")}
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer in.Close()
+	r := bufio.NewReader(out)
+	io.WriteString(in, initLine+"\n")
+	r.ReadString('\n')
+	i := 1
+	for b.Loop() {
+		i++
+		fmt.Fprintf(in, benchCall+"\n", i)
+		line, err := r.ReadString('\n')
+		if err != nil || !strings.Contains(line, "one line") {
+			b.Fatalf("%q %v", line, err)
+		}
+	}
+}
+
+// startBenchHTTP starts a loopback server and a session; it returns the
+// endpoint, the headers of the session, and the server's pid.
+func startBenchHTTP(b *testing.B, s *sandbox) (string, map[string]string, int) {
+	tokFile := filepath.Join(b.TempDir(), "t.token")
+	cmd := exec.Command(agentBinary(b), "mcp", "serve", "--http-token-file", tokFile)
+	cmd.Dir = s.Work
+	cmd.Env = []string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH")}
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	sc := bufio.NewScanner(stderr)
+	var port string
+	for sc.Scan() {
+		if m := listenRe.FindStringSubmatch(sc.Text()); m != nil {
+			port = m[1]
+			break
+		}
+	}
+	go io.Copy(io.Discard, stderr)
+	tok, err := os.ReadFile(tokFile)
+	if err != nil || port == "" {
+		b.Fatalf("no server: %v", err)
+	}
+	url := "http://127.0.0.1:" + port + "/mcp"
+	h := map[string]string{"Authorization": "Bearer " + string(tok), "Accept": "application/json"}
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initLine))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	h["Mcp-Session-Id"] = resp.Header.Get("Mcp-Session-Id")
+	h["MCP-Protocol-Version"] = "2025-11-25"
+	return url, h, cmd.Process.Pid
+}
+
+func benchHTTPCall(client *http.Client, url string, h map[string]string, id int) error {
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(fmt.Sprintf(benchCall, id)))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range h {
+		req.Header.Set(k, v)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 || !bytes.Contains(body, []byte("one line")) {
+		return fmt.Errorf("status %d %q %v", resp.StatusCode, body, err)
+	}
+	return nil
+}
+
+// BenchmarkServeCallHTTP: one tools/call round trip over loopback HTTP
+// (JSON answer, kept-alive connection).
+func BenchmarkServeCallHTTP(b *testing.B) {
+	url, h, _ := startBenchHTTP(b, benchServeSandbox(b))
+	client := &http.Client{}
+	i := 1
+	for b.Loop() {
+		i++
+		if err := benchHTTPCall(client, url, h, i); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// peakRSS reads the peak resident set (VmHWM) of a process, in MiB.
+func peakRSS(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for l := range strings.SplitSeq(string(data), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			kib, _ := strconv.Atoi(f[1])
+			return float64(kib) / 1024
+		}
+	}
+	return 0
+}
+
+// BenchmarkServeHTTP64Clients: 64 concurrent clients, each with its own
+// connection, share b.N tools/call requests; any error fails the run; the
+// server's peak RSS is reported.
+func BenchmarkServeHTTP64Clients(b *testing.B) {
+	url, h, pid := startBenchHTTP(b, benchServeSandbox(b))
+	const clients = 64
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	b.ResetTimer()
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+			for {
+				n := next.Add(1)
+				if n > int64(b.N) {
+					return
+				}
+				if err := benchHTTPCall(client, url, h, int(n)+1); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	b.StopTimer()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	b.ReportMetric(peakRSS(pid), "server-peak-RSS-MiB")
 }
