@@ -250,8 +250,16 @@ func TestE2EServeStdioStateless(t *testing.T) {
 type serveProc struct {
 	cmd    *exec.Cmd
 	lines  chan string
-	stderr *bytes.Buffer
+	mu     sync.Mutex
+	stderr bytes.Buffer
 	done   chan error
+}
+
+// stderrText returns what the server wrote to stderr so far.
+func (p *serveProc) stderrText() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
 }
 
 func startServe(t *testing.T, s *sandbox, args ...string) *serveProc {
@@ -266,11 +274,13 @@ func startServe(t *testing.T, s *sandbox, args ...string) *serveProc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &serveProc{cmd: cmd, lines: make(chan string, 64), stderr: &bytes.Buffer{}, done: make(chan error, 1)}
+	p := &serveProc{cmd: cmd, lines: make(chan string, 64), done: make(chan error, 1)}
 	go func() {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
+			p.mu.Lock()
 			p.stderr.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
 			select {
 			case p.lines <- sc.Text():
 			default:
@@ -300,7 +310,7 @@ func (p *serveProc) waitLine(t *testing.T, re *regexp.Regexp) []string {
 		select {
 		case l, ok := <-p.lines:
 			if !ok {
-				t.Fatalf("serve ended before printing %v; stderr:\n%s", re, p.stderr)
+				t.Fatalf("serve ended before printing %v; stderr:\n%s", re, p.stderrText())
 			}
 			if m := re.FindStringSubmatch(l); m != nil {
 				return m
@@ -377,7 +387,7 @@ func TestE2EServeLoopbackHTTP(t *testing.T) {
 			if raw, err := base64.RawURLEncoding.DecodeString(token); err != nil || len(raw) != 32 {
 				t.Fatalf("token is not 32 bytes of base64url: %q", token)
 			}
-			if strings.Contains(p.stderr.String(), token) {
+			if strings.Contains(p.stderrText(), token) {
 				t.Fatal("the token was printed")
 			}
 			url := "http://127.0.0.1:" + port + "/mcp"
@@ -468,7 +478,7 @@ func TestE2EServeLoopbackHTTP(t *testing.T) {
 			}
 
 			if code := p.stop(t, sig); code != 130 {
-				t.Fatalf("exit %d after %v; stderr:\n%s", code, sig, p.stderr)
+				t.Fatalf("exit %d after %v; stderr:\n%s", code, sig, p.stderrText())
 			}
 			if _, err := os.Stat(tokFile); !os.IsNotExist(err) {
 				t.Fatalf("token file left behind after %v: %v", sig, err)
@@ -525,9 +535,10 @@ func newTestIssuer(t *testing.T) *testIssuer {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"keys":[{"kty":"EC","crv":"P-256","x":%q,"y":%q,"kid":"k1","use":"sig","alg":"ES256"}]}`, b64(x), b64(y))
 	})
-	is.srv = httptest.NewTLSServer(mux)
+	is.srv = httptest.NewUnstartedServer(mux)
+	is.url = "https://" + is.srv.Listener.Addr().String() + "/tenant"
+	is.srv.StartTLS()
 	t.Cleanup(is.srv.Close)
-	is.url = is.srv.URL + "/tenant"
 	is.cert = filepath.Join(t.TempDir(), "issuer.pem")
 	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: is.srv.Certificate().Raw})
 	if err := os.WriteFile(is.cert, pemBytes, 0o644); err != nil {
@@ -649,7 +660,7 @@ func TestE2EServeRemote(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("another address: %d", resp.StatusCode)
 	}
-	if strings.Contains(p.stderr.String(), good) {
+	if strings.Contains(p.stderrText(), good) {
 		t.Fatal("a token reached stderr")
 	}
 	if code := p.stop(t, syscall.SIGTERM); code != 130 {

@@ -238,9 +238,10 @@ func authProxy(t *testing.T, port, token string) string {
 		},
 		FlushInterval: -1,
 	}
-	srv := httptest.NewServer(rp)
-	t.Cleanup(srv.Close)
+	srv := httptest.NewUnstartedServer(rp)
 	_, self, _ = net.SplitHostPort(srv.Listener.Addr().String())
+	srv.Start()
+	t.Cleanup(srv.Close)
 	return srv.URL + "/mcp"
 }
 

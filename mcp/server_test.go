@@ -23,6 +23,7 @@ import (
 type fakeTarget struct {
 	mu      sync.Mutex
 	prompts []string
+	started chan struct{} // when set, told of each blocking submit
 }
 
 func (f *fakeTarget) Tools() []ServedTool {
@@ -47,6 +48,9 @@ func (f *fakeTarget) Submit(ctx context.Context, prompt string) (ServedResult, e
 	f.prompts = append(f.prompts, prompt)
 	f.mu.Unlock()
 	if prompt == "block" {
+		if f.started != nil {
+			f.started <- struct{}{}
+		}
 		<-ctx.Done()
 		return ServedResult{}, ctx.Err()
 	}
@@ -191,7 +195,11 @@ func TestServeStreamPipeline(t *testing.T) {
 }
 
 func TestServeStreamCancel(t *testing.T) {
-	s := newTestServer(t)
+	target := &fakeTarget{started: make(chan struct{}, 1)}
+	s, err := NewServer(target, ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
@@ -202,6 +210,7 @@ func TestServeStreamCancel(t *testing.T) {
 		t.Fatal(m, err)
 	}
 	io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"agent_submit","arguments":{"prompt":"block"}}}`+"\n")
+	<-target.started // the call runs: a cancellation now finds it
 	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`+"\n")
 	m, err := lines.Read()
 	if err != nil || m.ID != jsonrpc.Int64ID(2) || !bytes.Contains(m.Result, []byte(`"isError":true`)) {
