@@ -59,11 +59,11 @@ func loadGrants(sf *sessionFlags) ([]events.Grant, error) {
 	return events.LoadGrants(sf.eventGrants)
 }
 
-// sessionTarget starts an event's turn: no tools, sent by
+// eventTarget starts an event's turn: no tools, sent by
 // external:<grantId>, the claimed name only a claim (seed §5.3 rule 5).
-type sessionTarget struct{ s *agent.Session }
+type eventTarget struct{ s *agent.Session }
 
-func (t sessionTarget) SubmitExternal(_ context.Context, ev events.Event) (string, error) {
+func (t eventTarget) SubmitExternal(_ context.Context, ev events.Event) (string, error) {
 	turn, err := t.s.Submit(agent.TurnRequest{Prompt: ev.Content, From: ev.From(), ClaimedName: ev.ClaimedName, NoTools: true})
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", events.ErrCannotTake, err)
@@ -96,7 +96,7 @@ func startEvents(c *agent.CLI, sf *sessionFlags, grants []events.Grant) (*eventE
 	if err != nil {
 		return nil, fmt.Errorf("the event audit log: %w", err)
 	}
-	srv, err := events.New(events.Options{Grants: grants, Port: port, TrustedProxies: proxies, Target: sessionTarget{c.Session}, Audit: audit})
+	srv, err := events.New(events.Options{Grants: grants, Port: port, TrustedProxies: proxies, Target: eventTarget{c.Session}, Audit: audit})
 	if err != nil {
 		audit.Close()
 		return nil, err

@@ -71,6 +71,7 @@ func commands() []*command {
 		mcpListCommand(),
 		mcpLoginCommand(),
 		mcpLogoutCommand(),
+		mcpServeCommand(),
 		sessionStartCommand(),
 		sessionListCommand(),
 		sessionStopCommand(),

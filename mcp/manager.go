@@ -201,14 +201,14 @@ type Manager struct {
 	approvals *Approvals
 
 	mu      sync.Mutex
-	conns   map[string]*serverConn // connected servers by name
+	conns   map[string]*managedConn // connected servers by name
 	named   map[string]ServerTool  // model name → tool
 	order   []string               // model names, sorted
 	closed  bool
 	pending map[string]bool // connecting now
 }
 
-type serverConn struct {
+type managedConn struct {
 	client *Client
 	tools  []Tool
 }
@@ -229,7 +229,7 @@ func NewManager(opts ManagerOptions) *Manager {
 	return &Manager{
 		opts:      opts,
 		approvals: NewApprovals(opts.Workspace, opts.ApprovalStore),
-		conns:     map[string]*serverConn{},
+		conns:     map[string]*managedConn{},
 		named:     map[string]ServerTool{},
 		pending:   map[string]bool{},
 	}
@@ -417,7 +417,7 @@ func (m *Manager) connect(ctx context.Context, d *config.ServerDef) error {
 		c.Close()
 		return fmt.Errorf("%w: the session is ending", ErrCannotConnect)
 	}
-	m.conns[name] = &serverConn{client: c, tools: tools}
+	m.conns[name] = &managedConn{client: c, tools: tools}
 	m.renameLocked()
 	m.mu.Unlock()
 	m.changed()
@@ -590,7 +590,7 @@ func (m *Manager) Close() error {
 	m.mu.Lock()
 	m.closed = true
 	conns := m.conns
-	m.conns = map[string]*serverConn{}
+	m.conns = map[string]*managedConn{}
 	m.named = map[string]ServerTool{}
 	m.order = nil
 	m.mu.Unlock()
