@@ -202,8 +202,8 @@ type Manager struct {
 
 	mu      sync.Mutex
 	conns   map[string]*managedConn // connected servers by name
-	named   map[string]ServerTool  // model name → tool
-	order   []string               // model names, sorted
+	named   map[string]ServerTool   // model name → tool
+	order   []string                // model names, sorted
 	closed  bool
 	pending map[string]bool // connecting now
 }
