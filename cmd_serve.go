@@ -266,6 +266,7 @@ func serveLoopbackHTTP(ctx context.Context, e *env, srv *mcp.Server, plan *serve
 		return err
 	}
 	defer remove()
+	defer onExit(remove)() // a second Ctrl-C exits at once: the file goes too
 	bearer, err := mcp.NewBearerAuth(token)
 	if err != nil {
 		ln.Close()

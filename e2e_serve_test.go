@@ -17,6 +17,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -887,4 +888,52 @@ func BenchmarkServeHTTP64Clients(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(peakRSS(pid), "server-peak-RSS-MiB")
+}
+
+// TestE2EServeSecondSignalRemovesTokenFile: a second Ctrl-C while the
+// server is still shutting down (a turn holds it) exits at once, and the
+// token file goes all the same (decisions.md §3: every exit path).
+func TestE2EServeSecondSignalRemovesTokenFile(t *testing.T) {
+	s, srv := printSandbox(t, fakemodel.Reply{Text: "partial", Hang: true})
+	tokFile := filepath.Join(t.TempDir(), "serve.token")
+	p := startServe(t, s, "--http-token-file", tokFile)
+	port := p.waitLine(t, listenRe)[1]
+	p.waitLine(t, regexp.MustCompile(regexp.QuoteMeta("bearer token in "+tokFile)))
+	tok, _ := os.ReadFile(tokFile)
+	url := "http://127.0.0.1:" + port + "/mcp"
+	h := map[string]string{"Authorization": "Bearer " + string(tok)}
+	resp, _ := httpDo(t, mcpPost(t, url, initLine, h))
+	h["Mcp-Session-Id"] = resp.Header.Get("Mcp-Session-Id")
+	h["MCP-Protocol-Version"] = "2025-11-25"
+	httpDo(t, mcpPost(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, h))
+	req := mcpPost(t, url, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"agent_submit","arguments":{"prompt":"long"}}}`, h)
+	failed := make(chan string, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			failed <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		failed <- fmt.Sprintf("%d %s", resp.StatusCode, b)
+	}()
+	select {
+	case <-srv.Started():
+	case f := <-failed:
+		t.Fatalf("the call ended before the turn started: %s", f)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the turn never started")
+	}
+	p.cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(100 * time.Millisecond)
+	p.cmd.Process.Signal(syscall.SIGINT)
+	err := <-p.done
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v", err)
+	}
+	if _, err := os.Stat(tokFile); !os.IsNotExist(err) {
+		t.Fatalf("the token file is still there after a second signal: %v", err)
+	}
 }

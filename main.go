@@ -19,6 +19,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -88,14 +89,50 @@ func main() {
 	go func() {
 		<-sigs
 		cancel(errInterrupted)
-		// A second signal while shutting down exits at once.
+		// A second signal while shutting down exits at once, after the
+		// last-resort cleanups (the terminal, a token file).
 		<-sigs
 		restoreTerminal()
+		runExitHooks()
 		os.Exit(130)
 	}()
 	code := run(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
 	cancel(nil)
 	os.Exit(code)
+}
+
+// exitHooks are cleanups that must happen even when a second signal ends
+// the process at once (decisions.md §3: the token file is removed on every
+// exit path).
+var exitHooks struct {
+	sync.Mutex
+	next int
+	m    map[int]func()
+}
+
+// onExit registers a last-resort cleanup and returns its removal.
+func onExit(f func()) (remove func()) {
+	exitHooks.Lock()
+	defer exitHooks.Unlock()
+	if exitHooks.m == nil {
+		exitHooks.m = map[int]func(){}
+	}
+	id := exitHooks.next
+	exitHooks.next++
+	exitHooks.m[id] = f
+	return func() {
+		exitHooks.Lock()
+		delete(exitHooks.m, id)
+		exitHooks.Unlock()
+	}
+}
+
+func runExitHooks() {
+	exitHooks.Lock()
+	defer exitHooks.Unlock()
+	for _, f := range exitHooks.m {
+		f()
+	}
 }
 
 // run executes the command line args and returns the exit code.
