@@ -127,6 +127,11 @@ func Invalid(format string, args ...any) *Error {
 	return &Error{Kind: ErrInvalidRequest, Message: fmt.Sprintf(format, args...)}
 }
 
+// CodeInvalidKey is the code a decoder gives an error report that means a
+// wrong key although the API sent another status (genai: 400
+// INVALID_ARGUMENT "API key not valid").
+const CodeInvalidKey = "API_KEY_INVALID"
+
 // APIError builds the error for an API's error report: an HTTP status
 // (or, for in-stream errors, the status the API documents for that error
 // type) with the API's code and message. It sets Kind and Retryable from
@@ -136,7 +141,7 @@ func Invalid(format string, args ...any) *Error {
 func APIError(status int, code, message string) *Error {
 	e := &Error{Status: status, Code: clean(code, 200), Message: clean(message, maxMessage)}
 	switch {
-	case status == 401 || status == 402 || status == 403:
+	case status == 401 || status == 402 || status == 403 || code == CodeInvalidKey:
 		e.Kind = ErrAuthentication
 	case status == 408:
 		e.Kind, e.Retryable = ErrTimeout, true
@@ -166,7 +171,7 @@ func contextTooLong(code, msg string) bool {
 		return true
 	}
 	m := strings.ToLower(msg)
-	for _, p := range []string{"maximum context length", "context length", "context window", "prompt is too long", "too many tokens", "input is too long", "exceeds the context"} {
+	for _, p := range []string{"maximum context length", "context length", "context window", "prompt is too long", "too many tokens", "input is too long", "exceeds the context", "exceeds the maximum number of tokens"} {
 		if strings.Contains(m, p) {
 			return true
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"strconv"
+	"strings"
 
 	"agent/internal/jsonscan"
 	"agent/internal/sse"
@@ -437,6 +438,11 @@ func ParseError(body []byte) (code, message string) {
 	}
 	if sc.Done() != nil || e == nil {
 		return "", ""
+	}
+	if e.status == "INVALID_ARGUMENT" && strings.Contains(strings.ToLower(e.message), "api key") {
+		// The API reports a wrong key as 400 INVALID_ARGUMENT; it is an
+		// authentication failure, not a request to fix.
+		return providers.CodeInvalidKey, e.message
 	}
 	return e.status, e.message
 }
