@@ -106,6 +106,11 @@ func (c *CLI) MCPLogin(ctx context.Context, name string, noBrowser bool) (string
 		if errors.Is(err, oauth.ErrBrowserFailed) {
 			return "", fmt.Errorf("sign-in to MCP server %s failed (browser-failed): %w; use /mcp login %s --no-browser", name, err, name)
 		}
+		var te *oauth.TokenError
+		if d.OAuth.ClientID != "" && errors.As(err, &te) && (te.Code == "invalid_client" || te.Code == "unauthorized_client") {
+			// A pre-registered client that needs its secret (seed §7.3).
+			return "", fmt.Errorf("sign-in to MCP server %s failed: %w; a client secret is never typed into a session: run 'agent mcp login %s --client-secret' in a terminal", name, err, name)
+		}
 		return "", fmt.Errorf("sign-in to MCP server %s failed: %w", name, err)
 	}
 	if st := c.MCP.Approvals().State(d); st != mcp.Approved {
