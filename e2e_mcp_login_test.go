@@ -136,6 +136,10 @@ func (a *e2eAS) handle(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, u.String(), http.StatusFound)
 	case "/token":
 		r.ParseForm()
+		if r.PostForm.Get("client_id") == "needs-secret" {
+			a.json(w, 401, map[string]any{"error": "invalid_client"})
+			return
+		}
 		a.resForm = append(a.resForm, r.PostForm.Get("resource"))
 		q, ok := a.codes[r.PostForm.Get("code")]
 		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"crypto/x509"
 	"strings"
 	"sync"
@@ -118,6 +119,28 @@ func TestSessionMCPLoginConnects(t *testing.T) {
 	}
 	defer c2.Close()
 	if _, err := c2.MCPCommand(ctx, []string{"login", "remote"}); err == nil || !strings.Contains(err.Error(), "agent mcp login remote") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestSessionMCPLoginNeedsSecret: a pre-registered client that needs its
+// secret cannot sign in inside a session; the error names the terminal
+// command (seed-mcp-events.md §7.3).
+func TestSessionMCPLoginNeedsSecret(t *testing.T) {
+	a := newE2EAS(t)
+	s := loginSandbox(t, a)
+	s.write("~/.agent/settings.json", `{"mcpAllowedNetworks":["127.0.0.0/8","::1/128"],"mcpServers":{
+		"pre":{"type":"http","url":"`+a.srv.URL+`/mcp","oauth":{"clientId":"needs-secret","callbackPort":`+fmt.Sprint(freePort(t))+`}}}}`)
+	roots := x509.NewCertPool()
+	roots.AddCert(a.srv.Certificate())
+	c, err := agent.StartCLI(t.Context(), agent.CLIOptions{Workspace: s.Work, Home: s.Home, LookupEnv: func(string) (string, bool) { return "", false },
+		Provider: "local", Model: "m", BaseURL: "http://127.0.0.1:1/v1", NoTranscript: true, MCPRootCAs: roots, SignInUI: &sessionUI{t: t, a: a}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.MCPCommand(t.Context(), []string{"login", "pre", "--no-browser"})
+	if err == nil || !strings.Contains(err.Error(), "agent mcp login pre --client-secret") {
 		t.Fatalf("err = %v", err)
 	}
 }
