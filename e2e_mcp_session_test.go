@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"crypto/x509"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
