@@ -55,15 +55,24 @@ func newEventIssuer(t *testing.T) *eventIssuer {
 	return iss
 }
 
-// token mints an ES256 access token for the grant.
+// token mints an ES256 access token for the grant's subject.
 func (iss *eventIssuer) token(t *testing.T, resource, sub, scope string) string {
+	return iss.mint(t, map[string]any{"aud": resource, "sub": sub, "scope": scope})
+}
+
+// clientToken mints a token of a client (client_id, no subject).
+func (iss *eventIssuer) clientToken(t *testing.T, resource, client, scope string) string {
+	return iss.mint(t, map[string]any{"aud": resource, "client_id": client, "scope": scope})
+}
+
+func (iss *eventIssuer) mint(t *testing.T, claims map[string]any) string {
 	head, _ := json.Marshal(map[string]any{"alg": "ES256", "kid": "k1", "typ": "at+jwt"})
 	now := time.Now()
 	var jti [8]byte
 	rand.Read(jti[:])
-	claims, _ := json.Marshal(map[string]any{"iss": iss.srv.URL, "aud": resource, "sub": sub, "scope": scope,
-		"jti": fmt.Sprintf("%x", jti), "iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix()})
-	input := b64(head) + "." + b64(claims)
+	claims["iss"], claims["jti"], claims["iat"], claims["exp"] = iss.srv.URL, fmt.Sprintf("%x", jti), now.Unix(), now.Add(5*time.Minute).Unix()
+	body, _ := json.Marshal(claims)
+	input := b64(head) + "." + b64(body)
 	sum := sha256.Sum256([]byte(input))
 	r, s, err := ecdsa.Sign(rand.Reader, iss.key, sum[:])
 	if err != nil {
@@ -223,5 +232,147 @@ func TestE2EInteractiveEvents(t *testing.T) {
 	r = s.run("/events\n/exit\n")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "admits no external events") {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// TestE2EEventStatuses drives every status of seed §7.2 through the
+// binary, with the trusted proxy, the throttle, the replay race, and a
+// revoked grant answering a request without a valid token exactly as a
+// live one does.
+func TestE2EEventStatuses(t *testing.T) {
+	s, srv := printSandbox(t, fakemodel.Reply{Text: "busy", Hang: true})
+	iss := newEventIssuer(t)
+	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: iss.srv.Certificate().Raw})
+	s.Env = append(s.Env, "SSL_CERT_FILE="+s.write(filepath.Join(t.TempDir(), "ca.pem"), string(cert)))
+	const limited, bulk, other = "https://e.example/events/limited", "https://e.example/events/bulk", "https://e.example/events/other"
+	g1 := s.write("limited.json", `{"grantId": "limited", "issuer": "`+iss.srv.URL+`", "resource": "`+limited+`", "client": "ci", "scopes": ["events"], "rate": [{"windowMs": 600000, "maxTurns": 1}]}`)
+	g2 := s.write("bulk.json", `{"grantId": "bulk", "issuer": "`+iss.srv.URL+`", "resource": "`+bulk+`", "subject": "bot", "scopes": ["events"]}`)
+	g3 := s.write("other.json", `{"grantId": "other", "issuer": "`+iss.srv.URL+`", "resource": "`+other+`", "subject": "bot", "scopes": ["events"]}`)
+	port := freePort(t)
+	id := bgStart(t, s, "--external-event-grant", g1, "--external-event-grant", g2, "--external-event-grant", g3,
+		"--external-event-port", fmt.Sprint(port), "--external-event-trusted-proxy", "127.0.0.1")
+
+	n := 0
+	type answer struct {
+		code int
+		hdr  http.Header
+		body string
+	}
+	// post sends through the "proxy" (this test, at 127.0.0.1) on behalf
+	// of a distinct client address each time, unless from is set.
+	post := func(method, path, tok, body, from string) answer {
+		n++
+		if from == "" {
+			from = fmt.Sprintf("198.51.100.%d", n)
+		}
+		req, _ := http.NewRequest(method, fmt.Sprintf("http://127.0.0.1:%d%s", port, path), strings.NewReader(body))
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		req.Header.Set("X-Forwarded-For", from)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return answer{resp.StatusCode, resp.Header, string(b)}
+	}
+	ev := `{"kind": "message", "conversationId": "c", "content": "hello"}`
+	bulkTok := func() string { return iss.token(t, bulk, "bot", "events") }
+
+	cases := []struct {
+		name   string
+		method string
+		path   string
+		tok    string
+		body   string
+		code   int
+	}{
+		{"unknown grant", "POST", "/events/nope", bulkTok(), ev, 404},
+		{"not POST", "GET", "/events/bulk", bulkTok(), "", 405},
+		{"over 16 KiB", "POST", "/events/bulk", bulkTok(), `{"kind": "message", "conversationId": "c", "content": "` + strings.Repeat("x", 17<<10) + `"}`, 413},
+		{"no token", "POST", "/events/bulk", "", ev, 401},
+		{"another grant's token", "POST", "/events/bulk", iss.token(t, other, "bot", "events"), ev, 401},
+		{"malformed event", "POST", "/events/bulk", bulkTok(), `{"kind": "message", "content": "no conversation"}`, 400},
+		{"unknown field", "POST", "/events/bulk", bulkTok(), `{"kind": "message", "conversationId": "c", "content": "x", "extra": 1}`, 400},
+	}
+	for _, c := range cases {
+		if got := post(c.method, c.path, c.tok, c.body, ""); got.code != c.code || got.body != "" {
+			t.Errorf("%s: %d %q, want %d with an empty body", c.name, got.code, got.body, c.code)
+		}
+	}
+
+	// The race: eight copies of one token, exactly one admitted.
+	tok := bulkTok()
+	codes := make(chan int, 8)
+	for i := 0; i < 8; i++ {
+		go func() { codes <- post("POST", "/events/bulk", tok, ev, "").code }()
+	}
+	admitted := 0
+	for i := 0; i < 8; i++ {
+		switch c := <-codes; c {
+		case 202:
+			admitted++
+		case 401:
+		default:
+			t.Errorf("a copy got %d", c)
+		}
+	}
+	if admitted != 1 {
+		t.Fatalf("%d copies admitted", admitted)
+	}
+	select {
+	case <-srv.Started():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first event's turn never started")
+	}
+
+	// Rate windows: the limited grant admits one turn per window.
+	clientTok := func() string { return iss.clientToken(t, limited, "ci", "events") }
+	if got := post("POST", "/events/limited", clientTok(), ev, ""); got.code != 202 {
+		t.Fatalf("first limited event: %d", got.code)
+	}
+	if got := post("POST", "/events/limited", clientTok(), ev, ""); got.code != 429 || got.body != "" {
+		t.Fatalf("second limited event: %d %q", got.code, got.body)
+	}
+
+	// 503: the session's queue (32) is full while the first turn hangs.
+	// One bulk turn runs and one limited turn waits already.
+	for i := 0; i < 31; i++ {
+		if got := post("POST", "/events/bulk", bulkTok(), ev, ""); got.code != 202 {
+			t.Fatalf("queued event %d: %d", i, got.code)
+		}
+	}
+	if got := post("POST", "/events/bulk", bulkTok(), ev, ""); got.code != 503 || got.body != "" {
+		t.Fatalf("full queue: %d %q", got.code, got.body)
+	}
+
+	// Revoked: without a valid token, exactly like a live grant.
+	live := post("POST", "/events/other", "", ev, "")
+	if r := s.run("", "session", "events", "revoke", id, "other"); r.Code != 0 {
+		t.Fatal(r)
+	}
+	revoked := post("POST", "/events/other", "", ev, "")
+	live.hdr.Del("Date")
+	revoked.hdr.Del("Date")
+	if live.code != revoked.code || live.body != revoked.body || fmt.Sprint(live.hdr) != fmt.Sprint(revoked.hdr) {
+		t.Fatalf("a revoked grant answers differently:\n%+v\n%+v", live, revoked)
+	}
+	if got := post("POST", "/events/other", iss.token(t, other, "bot", "events"), ev, ""); got.code != 403 {
+		t.Fatalf("a valid token for a revoked grant: %d", got.code)
+	}
+
+	// The throttle: more than 20 refusals from one address in 60 s, then
+	// 429 before anything else is looked at; another address is unaffected.
+	var last int
+	for i := 0; i < 22; i++ {
+		last = post("POST", "/events/bulk", "", ev, "203.0.113.7").code
+	}
+	if last != 429 {
+		t.Fatalf("after 22 failures from one address: %d", last)
+	}
+	if got := post("POST", "/events/bulk", "", ev, "203.0.113.8"); got.code != 401 {
+		t.Fatalf("another address: %d", got.code)
 	}
 }
