@@ -55,6 +55,8 @@ func (a agentSession) Subscribe(fn func(agent.Event)) func() { return a.s.Subscr
 // Status is what the status line shows besides the context use.
 type Status struct {
 	Provider, Model, Mode string
+	// SessionID is the session's id (history search's session scope).
+	SessionID string
 }
 
 // Options configure an App. Terminal is required; the zero value of the
@@ -84,6 +86,11 @@ type Options struct {
 	Commands CommandRunner
 	// Now is the clock (tests); nil: time.Now.
 	Now func() time.Time
+	// Hooks are what the list screens drive (/resume, /model, …); each
+	// nil field leaves its command unavailable.
+	Hooks Hooks
+	// UI is the theme and toggles at start (LoadUISettings).
+	UI UISettings
 }
 
 // CommandRunner runs a slash command line given its words ("/mcp",
@@ -150,6 +157,10 @@ func New(opts Options) *App {
 	}
 	a.cmdCtx, a.cmdCancel = context.WithCancel(context.Background())
 	a.st = newState(opts.Keymap, a.now)
+	a.st.hooks = opts.Hooks
+	a.st.commands = opts.Commands
+	a.st.applyUI(opts.UI)
+	a.st.spawn = a.spawn
 	for _, n := range opts.Notices {
 		a.st.notice(n)
 	}
@@ -168,6 +179,21 @@ func (a *App) post(fn func()) bool {
 	case <-a.cmdCtx.Done():
 		return false
 	}
+}
+
+// spawn runs fn on a command goroutine and posts the function it returns
+// to the loop.
+func (a *App) spawn(fn func(ctx context.Context) func()) {
+	if a.stopped.Load() {
+		return
+	}
+	a.cmdWG.Add(1)
+	go func() {
+		defer a.cmdWG.Done()
+		if apply := fn(a.cmdCtx); apply != nil {
+			a.post(func() { apply(); a.st.dirty = true })
+		}
+	}()
 }
 
 // Close stops the input goroutine (waking a blocked read with a past
@@ -369,7 +395,14 @@ func (a *App) Run(ctx context.Context, s Session, status Status, prompt string) 
 	a.st.status = status
 	a.st.runCommand = a.runCommand
 	unsub := s.Subscribe(a.observe)
-	defer unsub()
+	defer func() { unsub() }()
+	a.st.resubscribe = func(ns Session) {
+		unsub()
+		a.mu.Lock()
+		a.pending = nil // the old session's events
+		a.mu.Unlock()
+		unsub = ns.Subscribe(a.observe)
+	}
 	if prompt != "" {
 		a.st.submit(prompt)
 	}
