@@ -385,6 +385,45 @@ func (a *App) AskText(ctx context.Context, title string, masked bool) (value str
 	return r.v, r.ok, err
 }
 
+// Choose asks for one of items on a menu-select screen before the session
+// runs (the first-run setup); ok is false when the user went back.
+func (a *App) Choose(ctx context.Context, title string, items []string) (index int, ok bool, err error) {
+	a.start()
+	type result struct {
+		i  int
+		ok bool
+	}
+	done := make(chan result, 1)
+	l := &listScreen{ctx: keys.MenuSelect, title: title}
+	for _, it := range items {
+		l.items = append(l.items, listItem{label: it})
+	}
+	l.do = func(s *state, l *listScreen, act keys.Action) {
+		if act == keys.ActSelect && len(l.items) > 0 {
+			s.popScreen(l)
+			done <- result{l.sel, true}
+		}
+	}
+	l.closed = func(*state, *listScreen) { done <- result{-1, false} }
+	a.st.push(l)
+	var r result
+	err = a.loop(ctx, func() bool {
+		select {
+		case r = <-done:
+			return true
+		default:
+			return false
+		}
+	})
+	if err == nil && a.st.exit >= 0 {
+		return -1, false, ErrExit
+	}
+	if err != nil {
+		a.st.popScreen(l)
+	}
+	return r.i, r.ok, err
+}
+
 // Run drives the session until the user exits: it returns ExitOK for
 // /exit, ExitInterrupted for Ctrl-C twice within 2 s (decisions.md §6),
 // and ctx's error when ctx ends (a signal).

@@ -550,6 +550,10 @@ func (s *state) openSwitcher() {
 			s.popScreen(l)
 			return
 		}
+		if s.hooks.Attach == nil {
+			l.note = "Attaching to a background session is not available in this build."
+			return
+		}
 		l.note = "attaching…"
 		s.async(func(ctx context.Context) func() {
 			sess, st, err := s.hooks.Attach(ctx, it.id)
