@@ -107,7 +107,7 @@ func TestE2EInteractiveUntrustedAndUsage(t *testing.T) {
 }
 
 // openPTY opens a pseudo-terminal pair with the standard library only.
-func openPTY(t *testing.T) (master, slave *os.File) {
+func openPTY(t testing.TB) (master, slave *os.File) {
 	t.Helper()
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
@@ -152,7 +152,7 @@ func (o *ptyOutput) String() string {
 
 // waitFor polls the output until it contains s (the program runs on its
 // own; this bounds a hang, it does not time anything).
-func (o *ptyOutput) waitFor(t *testing.T, s string) {
+func (o *ptyOutput) waitFor(t testing.TB, s string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(o.String(), s) {
@@ -238,7 +238,7 @@ func TestE2ETerminalUI(t *testing.T) {
 
 // startTUI runs the binary on a pty in the sandbox's workspace and
 // collects its output.
-func startTUI(t *testing.T, s *sandbox) (m *os.File, out *ptyOutput, done chan error) {
+func startTUI(t testing.TB, s *sandbox) (m *os.File, out *ptyOutput, done chan error) {
 	t.Helper()
 	m, slave := openPTY(t)
 	cmd := exec.Command(agentBinary(t))
@@ -383,4 +383,53 @@ func TestWriteSetupRefusesBadFile(t *testing.T) {
 	if _, err := writeSetup(home, "local", "", "m"); err == nil {
 		t.Fatal("providers not an object accepted")
 	}
+}
+
+// BenchmarkBinaryTUIFirstFrame: from starting the binary on a pty (a
+// trusted workspace, a configured provider) to the end of the first
+// frame's synchronized output; then the idle resident set of the process.
+func BenchmarkBinaryTUIFirstFrame(b *testing.B) {
+	s := printBenchSandbox(b, "http://127.0.0.1:9/v1")
+	var total time.Duration
+	var rss int
+	for i := 0; b.Loop(); i++ {
+		m, out, done := startTUI(b, s)
+		start := time.Now()
+		out.waitFor(b, "Type a prompt")
+		out.waitFor(b, "\x1b[?2026l")
+		total += time.Since(start)
+		if i == 0 {
+			time.Sleep(500 * time.Millisecond) // idle
+			rss = vmRSS(b, out)
+		}
+		m.Write([]byte("\x03\x03"))
+		<-done
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms-to-first-frame")
+	b.ReportMetric(float64(rss)/1024, "idle-RSS-MB")
+}
+
+// vmRSS reads the resident set of the newest agent process from /proc.
+func vmRSS(b testing.TB, _ *ptyOutput) int {
+	ents, _ := os.ReadDir("/proc")
+	best, bestPID := 0, 0
+	bin := agentBinary(b)
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid < bestPID {
+			continue
+		}
+		exe, err := os.Readlink("/proc/" + e.Name() + "/exe")
+		if err != nil || exe != bin {
+			continue
+		}
+		st, _ := os.ReadFile("/proc/" + e.Name() + "/status")
+		for _, line := range strings.Split(string(st), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+				best, bestPID = kb, pid
+			}
+		}
+	}
+	return best
 }
