@@ -290,7 +290,7 @@ func TestE2ETerminalUIScreens(t *testing.T) {
 	out.waitFor(t, "Type a prompt")
 	m.Write([]byte("\x12")) // ctrl+r
 	out.waitFor(t, "History search")
-	m.Write([]byte("\x13")) // ctrl+s: this project
+	m.Write([]byte("\x13"))   // ctrl+s: this project
 	out.waitFor(t, "project") // the renderer writes only the changed part of a row
 	m.Write([]byte("milk"))
 	out.waitFor(t, "remember the milk")
