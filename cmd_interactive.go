@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -15,6 +18,10 @@ import (
 	"agent/agent"
 	"agent/config"
 	"agent/events"
+	"agent/internal/securefile"
+	"agent/mcp"
+	"agent/providers"
+	"agent/providers/builtin"
 	"agent/tui"
 	"agent/tui/keymap"
 	"agent/tui/term"
@@ -102,16 +109,17 @@ func interactive(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops 
 // commandRunner runs the slash commands that need the session: /mcp …
 // and /events … (seed-mcp-events.md §4.1) and /keybindings (decisions.md
 // §1.1).
-func commandRunner(home string, c **agent.CLI, ep **eventEndpoint) tui.CommandRunner {
+func commandRunner(home string, live func() (*agent.CLI, *eventEndpoint)) tui.CommandRunner {
 	return func(ctx context.Context, words []string) (string, error) {
+		c, ep := live()
 		switch words[0] {
 		case "/mcp":
-			if *c == nil {
+			if c == nil {
 				return "", errors.New("the session has not started")
 			}
-			return (*c).MCPCommand(ctx, words[1:])
+			return c.MCPCommand(ctx, words[1:])
 		case "/events":
-			return (*ep).command(words[1:])
+			return ep.command(words[1:])
 		case "/keybindings":
 			path, created, err := keymap.Create(home)
 			if err != nil {
@@ -145,7 +153,7 @@ func plainSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, pro
 		fmt.Fprintf(e.err, "agent: the workspace %s is not trusted: running with user settings only ('agent trust' trusts it)\n", c.Workspace)
 	}
 	code, err := tui.RunPlain(ctx, tui.FromAgent(c.Session), tui.PlainOptions{
-		In: e.in, Out: e.out, Err: e.err, Commands: commandRunner(e.home, &c, &ep),
+		In: e.in, Out: e.out, Err: e.err, Commands: commandRunner(e.home, func() (*agent.CLI, *eventEndpoint) { return c, ep }),
 	}, prompt)
 	if err != nil {
 		return err
@@ -197,20 +205,33 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	}
 	watcher, first := keymap.Watch(ctx, keymap.Path(e.home), keymap.Options{})
 	defer watcher.Close()
-	var c *agent.CLI
-	var ep *eventEndpoint
-	app := tui.New(tui.Options{
-		Terminal: tty, Resize: tty.Resize(), EnableKitty: tty.EnableKitty,
-		Keymap: first.Keymap, KeymapUpdates: watcher.Updates(), Notices: first.Notices,
-		NoColor:  e.getenv("NO_COLOR") != "",
-		Commands: commandRunner(e.home, &c, &ep),
-	})
-	defer app.Close()
-
+	live := &liveCLI{}
+	defer live.close()
+	notices := first.Notices
+	ui, uerr := tui.LoadUISettings(e.home)
+	if uerr != nil {
+		notices = append(notices, uerr.Error())
+	}
 	ws, err := e.workspace()
 	if err != nil {
 		return err
 	}
+	var app *tui.App
+	hooks := uiHooks(e, ws, live, func() agent.CLIOptions {
+		o := e.cliOptions(sf, f)
+		o.Headless = false
+		o.Prompter, o.Notice, o.SignInUI = app, app.Notice, signInUI{app}
+		return o
+	}, sf, grants)
+	app = tui.New(tui.Options{
+		Terminal: tty, Resize: tty.Resize(), EnableKitty: tty.EnableKitty,
+		Keymap: first.Keymap, KeymapUpdates: watcher.Updates(), Notices: notices,
+		NoColor:  e.getenv("NO_COLOR") != "",
+		Commands: commandRunner(e.home, live.get),
+		Hooks:    hooks, UI: ui,
+	})
+	defer app.Close()
+
 	if trusted, terr := config.IsTrusted(e.home, ws); terr == nil && !trusted {
 		yes, err := app.Confirm(ctx, "Trust this workspace?",
 			ws+"\nIts settings (.agent/ and .compat/) can define MCP servers, permission rules and providers. Without trust the session runs with your user settings only.")
@@ -233,18 +254,26 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	opts.Prompter = app
 	opts.Notice = app.Notice
 	opts.SignInUI = signInUI{app}
-	c, err = agent.StartCLI(ctx, opts)
+	c, err := agent.StartCLI(ctx, opts)
+	if errors.Is(err, agent.ErrNoModel) && sf.provider == "" {
+		// First run: no provider is configured (issue 12's setup flow).
+		if err = firstRunSetup(ctx, e, app); err != nil {
+			return err
+		}
+		c, err = agent.StartCLI(ctx, opts)
+	}
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	if ep, err = startEvents(c, sf, grants); err != nil {
+	ep, err := startEvents(c, sf, grants)
+	live.set(c, ep)
+	if err != nil {
 		return err
 	}
-	defer ep.Close()
-	code, err := app.Run(ctx, tui.FromAgent(c.Session), tui.Status{Provider: c.Model.ProviderID, Model: c.Model.Model, Mode: c.Permissions.Mode()}, prompt)
+	code, err := app.Run(ctx, tui.FromAgent(c.Session), cliStatus(c), prompt)
 	app.Close()
 	tty.Restore()
+	c, _ = live.get()
 	fmt.Fprintf(e.err, "agent: session %s (continue it with 'agent --resume %s')\n", c.Session.ID(), c.Session.ID())
 	if err != nil {
 		return err
@@ -275,4 +304,351 @@ func (u signInUI) ReadSecret(ctx context.Context, prompt string) (string, error)
 		return "", context.Canceled
 	}
 	return v, nil
+}
+
+// liveCLI is the running session of the terminal UI: /resume replaces it
+// while command goroutines read it, so it sits behind a lock.
+type liveCLI struct {
+	mu sync.Mutex
+	c  *agent.CLI
+	ep *eventEndpoint
+}
+
+func (l *liveCLI) get() (*agent.CLI, *eventEndpoint) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.c, l.ep
+}
+
+func (l *liveCLI) set(c *agent.CLI, ep *eventEndpoint) {
+	l.mu.Lock()
+	l.c, l.ep = c, ep
+	l.mu.Unlock()
+}
+
+// close ends the current session; idempotent.
+func (l *liveCLI) close() {
+	l.mu.Lock()
+	c, ep := l.c, l.ep
+	l.c, l.ep = nil, nil
+	l.mu.Unlock()
+	ep.Close()
+	if c != nil {
+		c.Close()
+	}
+}
+
+func cliStatus(c *agent.CLI) tui.Status {
+	p, m := c.Session.Model()
+	return tui.Status{Provider: p, Model: m, Mode: c.Permissions.Mode(), SessionID: c.Session.ID()}
+}
+
+// Bounds of what the list screens read from the stored transcripts.
+const (
+	maxResumeList      = 50
+	maxHistorySessions = 200
+	maxHistoryPrompt   = 4 << 10
+)
+
+// userPrompts returns the texts the user typed in a stored conversation
+// (external events, From != "", are not the user's prompts).
+func userPrompts(l *agent.Loaded) []string {
+	var out []string
+	for _, m := range l.Messages {
+		if m.From != "" || m.Message.Role != providers.RoleUser {
+			continue
+		}
+		for _, p := range m.Message.Content {
+			if t, ok := p.(providers.Text); ok && t.Text != "" {
+				out = append(out, t.Text)
+			}
+		}
+	}
+	return out
+}
+
+// replay converts a stored conversation for the transcript on screen.
+func replay(l *agent.Loaded) []tui.ReplayMessage {
+	var out []tui.ReplayMessage
+	for _, m := range l.Messages {
+		for _, p := range m.Message.Content {
+			switch p := p.(type) {
+			case providers.Text:
+				out = append(out, tui.ReplayMessage{Turn: m.Turn, User: m.Message.Role == providers.RoleUser, From: m.From, Text: p.Text})
+			case providers.ToolCall:
+				out = append(out, tui.ReplayMessage{Turn: m.Turn, Tool: p.Name, ToolArgs: p.Arguments})
+			}
+		}
+	}
+	return out
+}
+
+// uiHooks fills the terminal UI's screens with the session's operations
+// (the UI imports neither providers nor mcp: architecture.md).
+func uiHooks(e *env, ws string, live *liveCLI, baseOpts func() agent.CLIOptions, sf *sessionFlags, grants []events.Grant) tui.Hooks {
+	var provs []tui.ProviderModels
+	for _, d := range builtin.DefaultDefinitions() {
+		pm := tui.ProviderModels{ID: d.ID, Label: d.DisplayName}
+		for _, m := range d.Models {
+			pm.Models = append(pm.Models, m.ID)
+		}
+		provs = append(provs, pm)
+	}
+	return tui.Hooks{
+		Workspace: ws,
+		Providers: provs,
+		Sessions: func(ctx context.Context) ([]tui.SessionSummary, error) {
+			infos, err := agent.ListTranscripts(e.home)
+			if err != nil {
+				return nil, err
+			}
+			c, _ := live.get()
+			var out []tui.SessionSummary
+			for _, in := range infos {
+				if len(out) >= maxResumeList || ctx.Err() != nil {
+					break
+				}
+				if in.Workspace != ws || (c != nil && in.ID == c.Session.ID()) {
+					continue
+				}
+				sum := tui.SessionSummary{ID: in.ID, Modified: in.Modified}
+				if l, err := agent.LoadTranscript(e.home, in.ID); err == nil {
+					if ps := userPrompts(l); len(ps) > 0 {
+						sum.Title = ps[0]
+					}
+				}
+				out = append(out, sum)
+			}
+			return out, nil
+		},
+		SwitchSession: func(ctx context.Context, id string) (tui.Switched, error) {
+			opts := baseOpts()
+			opts.Resume = id
+			nc, err := agent.StartCLI(ctx, opts)
+			if err != nil {
+				return tui.Switched{}, err
+			}
+			old, oldEp := live.get()
+			oldEp.Close() // its port is the new endpoint's
+			ep, eerr := startEvents(nc, sf, grants)
+			live.set(nc, ep)
+			if old != nil {
+				old.Close()
+			}
+			sw := tui.Switched{Session: tui.FromAgent(nc.Session), Status: cliStatus(nc)}
+			if nc.Resumed != nil {
+				sw.Messages = replay(nc.Resumed)
+			}
+			if eerr != nil {
+				nc.Session.ReportBackground("external events are off in the resumed session: " + eerr.Error())
+			}
+			return sw, nil
+		},
+		SetModel: func(ctx context.Context, provider, model string) (tui.Status, error) {
+			c, _ := live.get()
+			if c == nil {
+				return tui.Status{}, errors.New("the session has not started")
+			}
+			choice, err := agent.ResolveModel(agent.ModelFlags{Provider: provider, Model: model}, c.Settings)
+			if err != nil {
+				return tui.Status{}, err
+			}
+			p, err := agent.NewProvider(choice, agent.ProviderEnv{Lookup: os.LookupEnv})
+			if err != nil {
+				return tui.Status{}, err // a missing key names its variable
+			}
+			c.Session.SetModel(choice.ProviderID, p, choice.Model)
+			return cliStatus(c), nil
+		},
+		SetMode: func(mode string) (tui.Status, error) {
+			c, _ := live.get()
+			if c == nil {
+				return tui.Status{}, errors.New("the session has not started")
+			}
+			if err := c.Permissions.SetMode(mode); err != nil {
+				return tui.Status{}, err
+			}
+			return cliStatus(c), nil
+		},
+		PendingMCP: func(ctx context.Context) ([]string, error) {
+			c, _ := live.get()
+			if c == nil || c.MCP == nil {
+				return nil, nil
+			}
+			var names []string
+			for _, l := range c.MCP.Status() {
+				if l.State == mcp.Pending {
+					names = append(names, l.Name)
+				}
+			}
+			return names, nil
+		},
+		Tasks: func() []agent.TaskInfo {
+			c, _ := live.get()
+			if c == nil {
+				return nil
+			}
+			return c.Tasks.List()
+		},
+		History: func(ctx context.Context) ([]tui.HistoryPrompt, error) {
+			infos, err := agent.ListTranscripts(e.home)
+			if err != nil {
+				return nil, err
+			}
+			var out []tui.HistoryPrompt
+			for i, in := range infos {
+				if i >= maxHistorySessions || len(out) >= tui.MaxHistoryPrompts || ctx.Err() != nil {
+					break
+				}
+				l, err := agent.LoadTranscript(e.home, in.ID)
+				if err != nil {
+					continue
+				}
+				ps := userPrompts(l)
+				for j := len(ps) - 1; j >= 0 && len(out) < tui.MaxHistoryPrompts; j-- {
+					t := ps[j]
+					if len(t) > maxHistoryPrompt {
+						t = t[:maxHistoryPrompt]
+					}
+					out = append(out, tui.HistoryPrompt{Text: t, Session: in.ID, Workspace: l.Header.Workspace, Time: in.Modified})
+				}
+			}
+			return out, nil
+		},
+		Background: func(ctx context.Context) ([]agent.BackgroundInfo, error) {
+			return agent.ListBackground(ctx, agent.RunDir(e.home, os.LookupEnv))
+		},
+		SaveUI: func(u tui.UISettings) error { return tui.SaveUISettings(e.home, u) },
+	}
+}
+
+// firstRunSetup asks for a provider, its base URL and model when none is
+// configured, and writes defaultModel and providers.<id> to
+// ~/.agent/settings.json (existing keys kept; a file that does not parse
+// is not touched). The key is never stored: the user is told which
+// environment variable to set (seed-providers.md §1).
+func firstRunSetup(ctx context.Context, e *env, app *tui.App) error {
+	defs := builtin.DefaultDefinitions()
+	var names []string
+	for _, d := range defs {
+		names = append(names, d.ID+" — "+d.DisplayName)
+	}
+	i, ok, err := app.Choose(ctx, "No provider is configured. Choose one:", names)
+	if err != nil {
+		return setupErr(err)
+	}
+	if !ok {
+		return fmt.Errorf("%w: setup cancelled", agent.ErrNoModel)
+	}
+	d := defs[i]
+	base, ok, err := app.AskText(ctx, "Base URL (empty: "+orDefault(d.DefaultBaseURL, "the provider's default")+")", false)
+	if err != nil {
+		return setupErr(err)
+	}
+	if !ok {
+		return fmt.Errorf("%w: setup cancelled", agent.ErrNoModel)
+	}
+	model := ""
+	if len(d.Models) > 0 {
+		items := []string{}
+		for _, m := range d.Models {
+			items = append(items, m.ID)
+		}
+		items = append(items, "Other…")
+		j, ok, err := app.Choose(ctx, "Model", items)
+		if err != nil {
+			return setupErr(err)
+		}
+		if !ok {
+			return fmt.Errorf("%w: setup cancelled", agent.ErrNoModel)
+		}
+		if j < len(d.Models) {
+			model = d.Models[j].ID
+		}
+	}
+	if model == "" {
+		v, ok, err := app.AskText(ctx, "Model slug (empty: "+orDefault(d.DefaultModel, "the server's")+")", false)
+		if err != nil {
+			return setupErr(err)
+		}
+		if !ok {
+			return fmt.Errorf("%w: setup cancelled", agent.ErrNoModel)
+		}
+		model = strings.TrimSpace(v)
+	}
+	path, err := writeSetup(e.home, d.ID, strings.TrimSpace(base), model)
+	if err != nil {
+		return err
+	}
+	app.Notice("Saved the provider " + d.ID + " to " + path + ".")
+	if d.KeyEnv != "" {
+		if v, ok := os.LookupEnv(d.KeyEnv); !ok || v == "" {
+			return fmt.Errorf("set %s to your API key and start again (the key is never stored in settings)", d.KeyEnv)
+		}
+	}
+	return nil
+}
+
+func setupErr(err error) error {
+	if errors.Is(err, tui.ErrExit) {
+		return &exitError{code: tui.ExitInterrupted}
+	}
+	return err
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// writeSetup merges the setup's choice into the user settings file,
+// atomically, keeping every other key.
+func writeSetup(home, provider, baseURL, model string) (string, error) {
+	path := filepath.Join(home, ".agent", "settings.json")
+	doc := map[string]json.RawMessage{}
+	b, err := securefile.ReadFile(path, 4<<20)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return path, err
+	default:
+		if err := json.Unmarshal(b, &doc); err != nil || doc == nil {
+			return path, fmt.Errorf("%s does not parse as a JSON object, so setup leaves it alone: fix it or set defaultModel there yourself", path)
+		}
+	}
+	dm := map[string]string{"provider": provider}
+	if model != "" {
+		dm["model"] = model
+	}
+	doc["defaultModel"], _ = json.Marshal(dm)
+	provs := map[string]json.RawMessage{}
+	if raw, ok := doc["providers"]; ok {
+		if json.Unmarshal(raw, &provs) != nil || provs == nil {
+			return path, fmt.Errorf("%s: providers is not an object, so setup leaves the file alone", path)
+		}
+	}
+	entry := map[string]json.RawMessage{}
+	if raw, ok := provs[provider]; ok {
+		if json.Unmarshal(raw, &entry) != nil || entry == nil {
+			return path, fmt.Errorf("%s: providers.%s is not an object, so setup leaves the file alone", path, provider)
+		}
+	}
+	if baseURL != "" {
+		entry["baseURL"], _ = json.Marshal(baseURL)
+	}
+	if model != "" {
+		entry["model"], _ = json.Marshal(model)
+	}
+	provs[provider], _ = json.Marshal(entry)
+	doc["providers"], _ = json.Marshal(provs)
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return path, err
+	}
+	if err := securefile.EnsureDir(filepath.Dir(path)); err != nil {
+		return path, err
+	}
+	return path, securefile.WriteFile(path, append(out, '\n'))
 }

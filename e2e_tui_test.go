@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"unsafe"
 
 	"agent/internal/fakemodel"
+	"agent/providers/builtin"
 )
 
 // The interactive session with stdout not a terminal (the e2e runner
@@ -105,7 +107,7 @@ func TestE2EInteractiveUntrustedAndUsage(t *testing.T) {
 }
 
 // openPTY opens a pseudo-terminal pair with the standard library only.
-func openPTY(t *testing.T) (master, slave *os.File) {
+func openPTY(t testing.TB) (master, slave *os.File) {
 	t.Helper()
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
@@ -150,7 +152,7 @@ func (o *ptyOutput) String() string {
 
 // waitFor polls the output until it contains s (the program runs on its
 // own; this bounds a hang, it does not time anything).
-func (o *ptyOutput) waitFor(t *testing.T, s string) {
+func (o *ptyOutput) waitFor(t testing.TB, s string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !strings.Contains(o.String(), s) {
@@ -232,4 +234,202 @@ func TestE2ETerminalUI(t *testing.T) {
 	if strings.TrimSpace(st.Stdout) != "trusted" {
 		t.Fatalf("trust status %+v", st)
 	}
+}
+
+// startTUI runs the binary on a pty in the sandbox's workspace and
+// collects its output.
+func startTUI(t testing.TB, s *sandbox) (m *os.File, out *ptyOutput, done chan error) {
+	t.Helper()
+	m, slave := openPTY(t)
+	cmd := exec.Command(agentBinary(t))
+	cmd.Dir = s.Work
+	cmd.Env = []string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", "NO_COLOR=1"}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done = make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	out = &ptyOutput{}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := m.Read(b)
+			out.mu.Lock()
+			out.buf.Write(b[:n])
+			out.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return m, out, done
+}
+
+func ctrlCTwice(t *testing.T, m *os.File, out *ptyOutput, done chan error) {
+	t.Helper()
+	m.Write([]byte("\x03"))
+	out.waitFor(t, "Ctrl-C again")
+	m.Write([]byte("\x03"))
+	if err := <-done; err == nil {
+		t.Fatal("exit 0 after Ctrl-C twice")
+	}
+}
+
+// TestE2ETerminalUIScreens: Ctrl+R finds a prompt of an earlier session
+// of the project, /resume switches to that session, /theme persists the
+// choice in ~/.agent/tui.json.
+func TestE2ETerminalUIScreens(t *testing.T) {
+	s, _ := printSandbox(t, fakemodel.Reply{Text: "noted"}, fakemodel.Reply{Text: "resumed answer"})
+	if r := s.run("", "-p", "remember the milk"); r.Code != 0 {
+		t.Fatalf("print: %+v", r)
+	}
+	m, out, done := startTUI(t, s)
+	out.waitFor(t, "Type a prompt")
+	m.Write([]byte("\x12")) // ctrl+r
+	out.waitFor(t, "History search")
+	m.Write([]byte("\x13"))   // ctrl+s: this project
+	out.waitFor(t, "project") // the renderer writes only the changed part of a row
+	m.Write([]byte("milk"))
+	out.waitFor(t, "remember the milk")
+	m.Write([]byte("\t"))
+	m.Write([]byte("\x15/resume\r")) // ctrl+u clears the composer
+	out.waitFor(t, "Resume a session")
+	m.Write([]byte("\r"))
+	out.waitFor(t, "Resumed the session")
+	m.Write([]byte("and the bread\r"))
+	out.waitFor(t, "resumed") // the answer streams: its words may come in separate frames
+	m.Write([]byte("/theme\r"))
+	out.waitFor(t, "syntax highlighting on")
+	m.Write([]byte("\x1b[B\r"))
+	out.waitFor(t, "Theme light saved")
+	b, err := os.ReadFile(filepath.Join(s.Home, ".agent", "tui.json"))
+	if err != nil || !strings.Contains(string(b), `"theme": "light"`) {
+		t.Fatalf("tui.json %q %v", b, err)
+	}
+	ctrlCTwice(t, m, out, done)
+	// The resumed transcript got the new turn: one session file only.
+	ents, _ := os.ReadDir(filepath.Join(s.Home, ".agent", "sessions"))
+	n := 0
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".jsonl") {
+			n++
+		}
+	}
+	if n != 2 { // the print session and the UI's first session
+		t.Fatalf("%d transcripts", n)
+	}
+}
+
+// TestE2ETerminalUISetup: with no provider configured the UI asks for
+// one, writes defaultModel and providers.<id> to the user settings
+// (keeping the other keys) and starts the session.
+func TestE2ETerminalUISetup(t *testing.T) {
+	srv := fakemodel.New(fakemodel.Reply{Text: "set up and running"})
+	t.Cleanup(srv.Close)
+	s := newSandbox(t)
+	s.write("~/.agent/settings.json", `{"permissions": {"allow": ["Read"]}}`)
+	if r := s.run("", "trust", "--yes"); r.Code != 0 {
+		t.Fatalf("trust: %+v", r)
+	}
+	idx := -1
+	for i, d := range builtin.DefaultDefinitions() {
+		if d.ID == "local" {
+			idx = i
+		}
+	}
+	m, out, done := startTUI(t, s)
+	out.waitFor(t, "No provider is configured")
+	m.Write([]byte(strings.Repeat("\x1b[B", idx) + "\r"))
+	out.waitFor(t, "Base URL")
+	m.Write([]byte(srv.URL() + "\r"))
+	out.waitFor(t, "Model slug")
+	m.Write([]byte("fake-model\r"))
+	out.waitFor(t, "Saved the provider local")
+	m.Write([]byte("hello\r"))
+	out.waitFor(t, "running") // the answer streams: its words may come in separate frames
+	ctrlCTwice(t, m, out, done)
+	b, _ := os.ReadFile(filepath.Join(s.Home, ".agent", "settings.json"))
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	dm, _ := doc["defaultModel"].(map[string]any)
+	pv, _ := doc["providers"].(map[string]any)
+	local, _ := pv["local"].(map[string]any)
+	if dm["provider"] != "local" || dm["model"] != "fake-model" || local["baseURL"] != srv.URL() || doc["permissions"] == nil {
+		t.Fatalf("settings %s", b)
+	}
+	if fi, err := os.Stat(filepath.Join(s.Home, ".agent", "settings.json")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v", fi.Mode())
+	}
+}
+
+// A settings file that does not parse is left alone by the setup.
+func TestWriteSetupRefusesBadFile(t *testing.T) {
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".agent"), 0o700)
+	p := filepath.Join(home, ".agent", "settings.json")
+	os.WriteFile(p, []byte(`{"broken": `), 0o600)
+	if _, err := writeSetup(home, "local", "", "m"); err == nil || !strings.Contains(err.Error(), "does not parse") {
+		t.Fatalf("err %v", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != `{"broken": ` {
+		t.Fatalf("file changed: %q", b)
+	}
+	os.WriteFile(p, []byte(`{"providers": []}`), 0o600)
+	if _, err := writeSetup(home, "local", "", "m"); err == nil {
+		t.Fatal("providers not an object accepted")
+	}
+}
+
+// BenchmarkBinaryTUIFirstFrame: from starting the binary on a pty (a
+// trusted workspace, a configured provider) to the end of the first
+// frame's synchronized output; then the idle resident set of the process.
+func BenchmarkBinaryTUIFirstFrame(b *testing.B) {
+	s := printBenchSandbox(b, "http://127.0.0.1:9/v1")
+	var total time.Duration
+	var rss int
+	for i := 0; b.Loop(); i++ {
+		m, out, done := startTUI(b, s)
+		start := time.Now()
+		out.waitFor(b, "Type a prompt")
+		out.waitFor(b, "\x1b[?2026l")
+		total += time.Since(start)
+		if i == 0 {
+			time.Sleep(500 * time.Millisecond) // idle
+			rss = vmRSS(b, out)
+		}
+		m.Write([]byte("\x03\x03"))
+		<-done
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms-to-first-frame")
+	b.ReportMetric(float64(rss)/1024, "idle-RSS-MB")
+}
+
+// vmRSS reads the resident set of the newest agent process from /proc.
+func vmRSS(b testing.TB, _ *ptyOutput) int {
+	ents, _ := os.ReadDir("/proc")
+	best, bestPID := 0, 0
+	bin := agentBinary(b)
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid < bestPID {
+			continue
+		}
+		exe, err := os.Readlink("/proc/" + e.Name() + "/exe")
+		if err != nil || exe != bin {
+			continue
+		}
+		st, _ := os.ReadFile("/proc/" + e.Name() + "/status")
+		for _, line := range strings.Split(string(st), "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				kb, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+				best, bestPID = kb, pid
+			}
+		}
+	}
+	return best
 }

@@ -101,6 +101,9 @@ type CLI struct {
 	Resumed *Loaded
 	// MCP holds the session's MCP connections and the /mcp commands.
 	MCP *mcp.Manager
+	// Tasks are the session's background tasks (MCP calls handed off
+	// after mcp.autoBackgroundMs).
+	Tasks *Tasks
 
 	transcript *Transcript
 	mcpTools   *mcpTools
@@ -227,9 +230,10 @@ func (c *CLI) startMCP(ctx context.Context, opts CLIOptions) {
 	s := c.Settings
 	life, stop := context.WithCancel(context.Background())
 	c.stopLife = stop
+	c.Tasks = &Tasks{}
 	mt := &mcpTools{opts: MCPToolOptions{
 		AutoBackground: s.MCP.AutoBackground, CallTimeout: s.MCP.CallTimeout,
-		Report: c.Session.ReportBackground, Life: life,
+		Report: c.Session.ReportBackground, Life: life, Tasks: c.Tasks,
 	}}
 	if opts.NoMCPHandoff {
 		mt.opts.AutoBackground = 0

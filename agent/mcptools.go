@@ -30,6 +30,9 @@ type MCPToolOptions struct {
 	// Report receives a finished background task's result (normally
 	// Session.ReportBackground).
 	Report func(text string)
+	// Tasks records handed-off calls for the background list
+	// (agent/tasks.go); nil records nothing.
+	Tasks *Tasks
 	// Life bounds background tasks: they are cancelled when it ends (the
 	// session's end).
 	Life context.Context
@@ -118,6 +121,10 @@ func (t *mcpTool) Run(ctx context.Context, args json.RawMessage) Result {
 			return mcpResult(t.st.Name, out, limit)
 		}
 		n := t.mt.tasks.Add(1)
+		var tid int
+		if o.Tasks != nil {
+			tid = o.Tasks.Start(t.st.Name)
+		}
 		t.mt.wg.Add(1)
 		go func() {
 			defer t.mt.wg.Done()
@@ -127,6 +134,9 @@ func (t *mcpTool) Run(ctx context.Context, args json.RawMessage) Result {
 			status := "finished"
 			if r.IsError {
 				status = "failed"
+			}
+			if o.Tasks != nil {
+				o.Tasks.Finish(tid, r.IsError, r.Content)
 			}
 			if o.Report != nil {
 				o.Report(fmt.Sprintf("[background task %d: the call to %s %s]\n%s", n, t.st.Name, status, r.Content))

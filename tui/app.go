@@ -55,6 +55,8 @@ func (a agentSession) Subscribe(fn func(agent.Event)) func() { return a.s.Subscr
 // Status is what the status line shows besides the context use.
 type Status struct {
 	Provider, Model, Mode string
+	// SessionID is the session's id (history search's session scope).
+	SessionID string
 }
 
 // Options configure an App. Terminal is required; the zero value of the
@@ -84,6 +86,11 @@ type Options struct {
 	Commands CommandRunner
 	// Now is the clock (tests); nil: time.Now.
 	Now func() time.Time
+	// Hooks are what the list screens drive (/resume, /model, …); each
+	// nil field leaves its command unavailable.
+	Hooks Hooks
+	// UI is the theme and toggles at start (LoadUISettings).
+	UI UISettings
 }
 
 // CommandRunner runs a slash command line given its words ("/mcp",
@@ -150,6 +157,10 @@ func New(opts Options) *App {
 	}
 	a.cmdCtx, a.cmdCancel = context.WithCancel(context.Background())
 	a.st = newState(opts.Keymap, a.now)
+	a.st.hooks = opts.Hooks
+	a.st.commands = opts.Commands
+	a.st.applyUI(opts.UI)
+	a.st.spawn = a.spawn
 	for _, n := range opts.Notices {
 		a.st.notice(n)
 	}
@@ -168,6 +179,21 @@ func (a *App) post(fn func()) bool {
 	case <-a.cmdCtx.Done():
 		return false
 	}
+}
+
+// spawn runs fn on a command goroutine and posts the function it returns
+// to the loop.
+func (a *App) spawn(fn func(ctx context.Context) func()) {
+	if a.stopped.Load() {
+		return
+	}
+	a.cmdWG.Add(1)
+	go func() {
+		defer a.cmdWG.Done()
+		if apply := fn(a.cmdCtx); apply != nil {
+			a.post(func() { apply(); a.st.dirty = true })
+		}
+	}()
 }
 
 // Close stops the input goroutine (waking a blocked read with a past
@@ -359,6 +385,45 @@ func (a *App) AskText(ctx context.Context, title string, masked bool) (value str
 	return r.v, r.ok, err
 }
 
+// Choose asks for one of items on a menu-select screen before the session
+// runs (the first-run setup); ok is false when the user went back.
+func (a *App) Choose(ctx context.Context, title string, items []string) (index int, ok bool, err error) {
+	a.start()
+	type result struct {
+		i  int
+		ok bool
+	}
+	done := make(chan result, 1)
+	l := &listScreen{ctx: keys.MenuSelect, title: title}
+	for _, it := range items {
+		l.items = append(l.items, listItem{label: it})
+	}
+	l.do = func(s *state, l *listScreen, act keys.Action) {
+		if act == keys.ActSelect && len(l.items) > 0 {
+			s.popScreen(l)
+			done <- result{l.sel, true}
+		}
+	}
+	l.closed = func(*state, *listScreen) { done <- result{-1, false} }
+	a.st.push(l)
+	var r result
+	err = a.loop(ctx, func() bool {
+		select {
+		case r = <-done:
+			return true
+		default:
+			return false
+		}
+	})
+	if err == nil && a.st.exit >= 0 {
+		return -1, false, ErrExit
+	}
+	if err != nil {
+		a.st.popScreen(l)
+	}
+	return r.i, r.ok, err
+}
+
 // Run drives the session until the user exits: it returns ExitOK for
 // /exit, ExitInterrupted for Ctrl-C twice within 2 s (decisions.md §6),
 // and ctx's error when ctx ends (a signal).
@@ -369,7 +434,14 @@ func (a *App) Run(ctx context.Context, s Session, status Status, prompt string) 
 	a.st.status = status
 	a.st.runCommand = a.runCommand
 	unsub := s.Subscribe(a.observe)
-	defer unsub()
+	defer func() { unsub() }()
+	a.st.resubscribe = func(ns Session) {
+		unsub()
+		a.mu.Lock()
+		a.pending = nil // the old session's events
+		a.mu.Unlock()
+		unsub = ns.Subscribe(a.observe)
+	}
 	if prompt != "" {
 		a.st.submit(prompt)
 	}

@@ -110,3 +110,25 @@ func BenchmarkDecodeToAction(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkHistorySearch1000 types one character into a history search
+// over 1000 stored prompts (the filter and the frame).
+func BenchmarkHistorySearch1000(b *testing.B) {
+	s := newState(nil, time.Now)
+	s.session = &fakeSession{}
+	for i := range MaxHistoryPrompts {
+		s.histLoaded = append(s.histLoaded, HistoryPrompt{Text: fmt.Sprintf("prompt number %d about the build", i), Session: "x", Workspace: "/w"})
+	}
+	s.openHistorySearch()
+	s.listAction(s.top(), keys.ActCycleScope)
+	s.listAction(s.top(), keys.ActCycleScope)
+	f := screen.NewFrame(200, 50)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		l := s.top()
+		l.query = append(l.query[:0], []rune("build 9")...)
+		l.query = l.query[:1+i%7]
+		l.filter()
+		s.view(f)
+	}
+}

@@ -129,6 +129,23 @@ type state struct {
 	confirm    *confirmPrompt
 	textPrompt *textPrompt
 
+	// The list screens, the focused one last (list.go).
+	screens []*listScreen
+	hooks   Hooks
+	// commands runs the slash commands the UI does not run itself.
+	commands CommandRunner
+	// spawn runs work off the loop and applies its result on it;
+	// resubscribe moves the observer to a switched-to session.
+	spawn       func(fn func(ctx context.Context) func())
+	resubscribe func(Session)
+	histLoaded  []HistoryPrompt
+	histLoading bool
+
+	th uiTheme
+	ui UISettings
+	// main is the main session while a background one is attached.
+	main *attached
+
 	lastCtrlC time.Time
 	hint      string // a transient footer message (Ctrl-C again …)
 	hintUntil time.Time
@@ -138,7 +155,9 @@ func newState(km *keys.Keymap, now func() time.Time) *state {
 	if km == nil {
 		km = keys.Defaults()
 	}
-	return &state{now: now, km: km, matcher: keys.NewMatcher(km), exit: -1, dirty: true}
+	s := &state{now: now, km: km, matcher: keys.NewMatcher(km), exit: -1, dirty: true}
+	s.applyUI(UISettings{})
+	return s
 }
 
 // notice adds a line of outside text (sanitised when laid out).
@@ -159,6 +178,8 @@ func (s *state) contexts() []keys.Context {
 		return []keys.Context{keys.ConfirmPrompt}
 	case s.textPrompt != nil:
 		return []keys.Context{keys.TextPrompt}
+	case len(s.screens) > 0:
+		return []keys.Context{s.top().ctx}
 	}
 	cs := make([]keys.Context, 0, 6)
 	if s.ac != nil && s.ac.open() {
@@ -226,6 +247,12 @@ func (s *state) interrupt(now time.Time) {
 		tp := s.textPrompt
 		s.textPrompt = nil
 		tp.reply("", false)
+	case len(s.screens) > 0:
+		l := s.top()
+		s.pop()
+		if l.closed != nil {
+			l.closed(s, l)
+		}
 	case len(s.comp.buf) > 0:
 		s.comp.reset()
 		s.ac = nil
@@ -247,6 +274,9 @@ func (s *state) unbound(ev keys.Event) {
 		}
 		return
 	case s.perm != nil || s.confirm != nil:
+		return
+	case len(s.screens) > 0:
+		s.top().typed(ev)
 		return
 	}
 	if ev.Rune != 0 {
@@ -276,6 +306,14 @@ func (s *state) paste(text string) {
 	case s.textPrompt != nil:
 		s.textPrompt.buf = append(s.textPrompt.buf, []rune(strings.ReplaceAll(text, "\n", ""))...)
 	case s.perm != nil || s.confirm != nil:
+	case len(s.screens) > 0:
+		if l := s.top(); l.search {
+			l.query = append(l.query, []rune(strings.ReplaceAll(text, "\n", " "))...)
+			if len(l.query) > 256 {
+				l.query = l.query[:256]
+			}
+			l.filter()
+		}
 	default:
 		s.comp.insert(text)
 		s.composerChanged()
@@ -288,6 +326,10 @@ func (s *state) composerChanged() {
 
 // action runs a bound action of a context.
 func (s *state) action(c keys.Context, a keys.Action) {
+	if l := s.top(); l != nil && c == l.ctx && s.perm == nil && s.confirm == nil && s.textPrompt == nil {
+		s.listAction(l, a)
+		return
+	}
 	switch c {
 	case keys.PermissionPrompt:
 		s.permAction(a)
@@ -315,7 +357,7 @@ func (s *state) action(c keys.Context, a keys.Action) {
 		s.chatAction(a)
 	case keys.App:
 		if a == keys.ActOpenWorkspaceSwitcher {
-			s.notice("The workspace switcher is not part of this build yet.")
+			s.openSwitcher()
 		}
 	}
 }
@@ -344,7 +386,8 @@ func (s *state) chatAction(a keys.Action) {
 	case keys.ActHistoryNext:
 		c.next()
 	case keys.ActHistorySearch:
-		s.notice("History search is not part of this build yet.")
+		s.openHistorySearch()
+		return
 	case keys.ActCursorLeft:
 		c.left()
 	case keys.ActCursorRight:
@@ -605,7 +648,7 @@ func (s *state) nextDeadline() (time.Time, bool) {
 			d = t
 		}
 	}
-	if s.busy {
+	if s.busy && !s.ui.ReducedMotion {
 		set(s.spinAt.Add(spinnerEvery))
 	}
 	if t, ok := s.matcher.Deadline(); ok {
@@ -648,6 +691,26 @@ func (s *state) command(line string) {
 	case "/clear":
 		s.entries = nil
 		s.scroll = 0
+	case "/resume":
+		s.openResume()
+	case "/model":
+		s.openModel()
+	case "/permissions":
+		s.openPermissions()
+	case "/background":
+		s.openBackground()
+	case "/settings":
+		s.openTransports()
+	case "/theme":
+		s.openTheme()
+	case "/mcp":
+		if len(words) == 2 && words[1] == "approve" && s.hooks.PendingMCP != nil {
+			s.openMCPApprove()
+			return
+		}
+		if s.runCommand != nil {
+			s.runCommand(words)
+		}
 	default:
 		if !knownCommand(words[0]) {
 			s.notice(fmt.Sprintf("Unknown command %s (see /help).", words[0]))

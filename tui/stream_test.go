@@ -14,7 +14,7 @@ func TestStreamingLayoutMatchesWhole(t *testing.T) {
 	for i := range len(doc) + 1 {
 		e.text = doc[:i] // one entry growing, as the stream makes it
 		for _, w := range []int{12, 40, 40, 12} {
-			got := lines(e.markdown(w))
+			got := lines(e.markdown(w, nil))
 			want := lines(screen.Markdown(doc[:i], w, nil))
 			if got != want {
 				t.Fatalf("prefix %d width %d:\n%s\nwant\n%s", i, w, got, want)

@@ -8,19 +8,6 @@ import (
 	"agent/tui/screen"
 )
 
-// Styles of the UI chrome.
-var (
-	stUser     = screen.Style{Attr: screen.Bold}
-	stDim      = screen.Style{Attr: screen.Dim}
-	stNotice   = screen.Style{FG: screen.Yellow}
-	stError    = screen.Style{FG: screen.Red}
-	stToolName = screen.Style{FG: screen.Cyan, Attr: screen.Bold}
-	stStatus   = screen.Style{Attr: screen.Reverse}
-	stSelected = screen.Style{Attr: screen.Reverse | screen.Bold}
-	stPrompt   = screen.Style{FG: screen.Cyan, Attr: screen.Bold}
-	stTitle    = screen.Style{FG: screen.Yellow, Attr: screen.Bold}
-)
-
 var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
 // Bounds of what a tool entry shows collapsed.
@@ -54,6 +41,8 @@ func (s *state) view(f *screen.Frame) {
 		bottom = s.confirmLines(w)
 	case s.textPrompt != nil:
 		bottom, cursorRow, cursorCol = s.textPromptLines(w)
+	case len(s.screens) > 0:
+		bottom, cursorRow, cursorCol = s.listLines(s.top(), w, max(y, 1))
 	default:
 		var comp []screen.Line
 		comp, cursorRow, cursorCol = s.composerLines(w, max(h/3, 1))
@@ -75,10 +64,13 @@ func (s *state) view(f *screen.Frame) {
 	}
 	// The autocomplete menu floats over the transcript above the composer.
 	area := top
-	if s.ac.open() && s.perm == nil && s.confirm == nil && s.textPrompt == nil {
+	if s.ac.open() && s.perm == nil && s.confirm == nil && s.textPrompt == nil && len(s.screens) == 0 {
 		menu := s.menuLines(w)
 		if len(menu) > area {
-			menu = menu[len(menu)-area:]
+			// A window that keeps the selection in view, the first
+			// entries first.
+			start := min(max(s.ac.sel-area+1, 0), len(menu)-area)
+			menu = menu[start : start+area]
 		}
 		area -= len(menu)
 		for i, l := range menu {
@@ -121,7 +113,7 @@ func (s *state) drawTranscript(f *screen.Frame, rows, w int) {
 		}
 	}
 	if s.scroll > 0 {
-		f.Put(max(w-12, 0), 0, fmt.Sprintf("↑ %d more", s.scroll), stDim)
+		f.Put(max(w-12, 0), 0, fmt.Sprintf("↑ %d more", s.scroll), s.th.dim)
 	}
 }
 
@@ -149,31 +141,31 @@ func (e *entry) layout(w int, s *state) []screen.Line {
 	inner := max(w-2, 1)
 	switch e.kind {
 	case entUser:
-		return prefixed("› ", "  ", stPrompt, screen.Wrap(e.text, inner, stUser))
+		return prefixed("› ", "  ", s.th.prompt, screen.Wrap(e.text, inner, s.th.user))
 	case entAssistant:
-		ls := e.markdown(inner)
+		ls := e.markdown(inner, &s.th.md)
 		if len(ls) == 0 {
 			ls = []screen.Line{nil}
 		}
 		ls = prefixed("● ", "  ", screen.Style{}, ls)
 		if e.interrupted {
-			ls = append(ls, screen.Line{{Text: "  ⏹ interrupted", Style: stNotice}})
+			ls = append(ls, screen.Line{{Text: "  ⏹ interrupted", Style: s.th.notice}})
 		}
 		return ls
 	case entReasoning:
 		ls := screen.Wrap(e.text, inner, screen.Style{Attr: screen.Dim | screen.Italic})
 		if e.finished && len(ls) > toolPreviewLines {
-			ls = append(ls[:1:1], screen.Line{{Text: fmt.Sprintf("… %d more lines of reasoning", len(ls)-1), Style: stDim}})
+			ls = append(ls[:1:1], screen.Line{{Text: fmt.Sprintf("… %d more lines of reasoning", len(ls)-1), Style: s.th.dim}})
 		} else if len(ls) > toolPreviewLines {
 			ls = ls[len(ls)-toolPreviewLines:]
 		}
-		return prefixed("∴ ", "  ", stDim, ls)
+		return prefixed("∴ ", "  ", s.th.dim, ls)
 	case entTool:
 		return e.toolLines(w, s)
 	case entNotice:
-		return prefixed("! ", "  ", stNotice, screen.Wrap(e.text, inner, stNotice))
+		return prefixed("! ", "  ", s.th.notice, screen.Wrap(e.text, inner, s.th.notice))
 	case entError:
-		ls := prefixed("✗ ", "  ", stError, screen.Wrap(e.text, inner, stError))
+		ls := prefixed("✗ ", "  ", s.th.err, screen.Wrap(e.text, inner, s.th.err))
 		return ls
 	case entOutput:
 		return screen.Clip(e.text, w, screen.Style{})
@@ -185,19 +177,19 @@ func (e *entry) layout(w int, s *state) []screen.Line {
 // last blank line outside a code fence is laid out once and kept (markdown
 // state does not cross such a line), so each delta costs the layout of the
 // last paragraph, not of the whole answer.
-func (e *entry) markdown(w int) []screen.Line {
+func (e *entry) markdown(w int, th *screen.Theme) []screen.Line {
 	if e.finished {
 		e.stable, e.stableLen = nil, 0
-		return screen.Markdown(e.text, w, nil)
+		return screen.Markdown(e.text, w, th)
 	}
 	cut := stableCut(e.text)
 	if cut == 0 {
-		return screen.Markdown(e.text, w, nil)
+		return screen.Markdown(e.text, w, th)
 	}
 	if e.stableLen != cut || e.stableW != w {
-		e.stable, e.stableLen, e.stableW = screen.Markdown(e.text[:cut], w, nil), cut, w
+		e.stable, e.stableLen, e.stableW = screen.Markdown(e.text[:cut], w, th), cut, w
 	}
-	rest := screen.Markdown(e.text[cut:], w, nil)
+	rest := screen.Markdown(e.text[cut:], w, th)
 	out := make([]screen.Line, 0, len(e.stable)+1+len(rest))
 	out = append(out, e.stable...)
 	if len(e.stable) > 0 && len(rest) > 0 {
@@ -236,32 +228,32 @@ func stableCut(text string) int {
 
 func (e *entry) toolLines(w int, s *state) []screen.Line {
 	t := e.tool
-	head := screen.Line{{Text: "⚙ ", Style: stToolName}, {Text: screen.SanitizeLine(t.name), Style: stToolName}}
+	head := screen.Line{{Text: "⚙ ", Style: s.th.toolName}, {Text: screen.SanitizeLine(t.name), Style: s.th.toolName}}
 	if t.args != "" {
-		head = append(head, screen.Span{Text: "(" + screen.SanitizeLine(t.args) + ")", Style: stDim})
+		head = append(head, screen.Span{Text: "(" + screen.SanitizeLine(t.args) + ")", Style: s.th.dim})
 	}
 	ls := []screen.Line{truncLine(head, w)}
 	inner := max(w-4, 1)
 	switch {
 	case !t.done:
-		ls = append(ls, screen.Line{{Text: "  ⎿ running…", Style: stDim}})
+		ls = append(ls, screen.Line{{Text: "  ⎿ running…", Style: s.th.dim}})
 	case t.denied:
-		ls = append(ls, screen.Line{{Text: "  ⎿ ", Style: stDim}, {Text: screen.TruncateEllipsis(screen.SanitizeLine(firstLine(t.content)), inner), Style: stError}})
+		ls = append(ls, screen.Line{{Text: "  ⎿ ", Style: s.th.dim}, {Text: screen.TruncateEllipsis(screen.SanitizeLine(firstLine(t.content)), inner), Style: s.th.err}})
 	case t.display != "":
-		d := screen.Diff(t.display, inner, nil)
+		d := screen.Diff(t.display, inner, &s.th.md)
 		more := 0
 		if len(d) > diffPreviewLines {
 			more = len(d) - diffPreviewLines
 			d = d[:diffPreviewLines]
 		}
-		ls = append(ls, prefixed("  ⎿ ", "    ", stDim, d)...)
+		ls = append(ls, prefixed("  ⎿ ", "    ", s.th.dim, d)...)
 		if more > 0 {
-			ls = append(ls, screen.Line{{Text: moreLines(more), Style: stDim}})
+			ls = append(ls, screen.Line{{Text: moreLines(more), Style: s.th.dim}})
 		}
 	default:
-		st := stDim
+		st := s.th.dim
 		if t.isError {
-			st = stError
+			st = s.th.err
 		}
 		out := screen.Clip(strings.TrimRight(t.content, "\n"), inner, st)
 		more := 0
@@ -269,9 +261,9 @@ func (e *entry) toolLines(w int, s *state) []screen.Line {
 			more = len(out) - toolPreviewLines
 			out = out[:toolPreviewLines]
 		}
-		ls = append(ls, prefixed("  ⎿ ", "    ", stDim, out)...)
+		ls = append(ls, prefixed("  ⎿ ", "    ", s.th.dim, out)...)
 		if more > 0 {
-			ls = append(ls, screen.Line{{Text: moreLines(more), Style: stDim}})
+			ls = append(ls, screen.Line{{Text: moreLines(more), Style: s.th.dim}})
 		}
 	}
 	return ls
@@ -348,7 +340,7 @@ func (s *state) composerLines(w, maxRows int) ([]screen.Line, int, int) {
 		if s.busy {
 			hint = "Type to queue a prompt"
 		}
-		rows[0] = screen.Line{{Text: screen.TruncateEllipsis(hint, inner), Style: stDim}}
+		rows[0] = screen.Line{{Text: screen.TruncateEllipsis(hint, inner), Style: s.th.dim}}
 	}
 	start := 0
 	if len(rows) > maxRows {
@@ -360,9 +352,9 @@ func (s *state) composerLines(w, maxRows int) ([]screen.Line, int, int) {
 		if i == 0 && start == 0 {
 			p = "› "
 		}
-		rows[i] = append(screen.Line{{Text: p, Style: stPrompt}}, rows[i]...)
+		rows[i] = append(screen.Line{{Text: p, Style: s.th.prompt}}, rows[i]...)
 	}
-	sep := screen.Line{{Text: strings.Repeat("─", w), Style: stDim}}
+	sep := screen.Line{{Text: strings.Repeat("─", w), Style: s.th.dim}}
 	return append([]screen.Line{sep}, rows...), curRow - start + 1, curCol + 2
 }
 
@@ -374,10 +366,10 @@ func (s *state) queuedLines(w int) []screen.Line {
 	show := s.queued
 	if len(show) > 3 {
 		show = show[len(show)-3:]
-		ls = append(ls, screen.Line{{Text: fmt.Sprintf("  … %d more queued", len(s.queued)-3), Style: stDim}})
+		ls = append(ls, screen.Line{{Text: fmt.Sprintf("  … %d more queued", len(s.queued)-3), Style: s.th.dim}})
 	}
 	for _, q := range show {
-		ls = append(ls, truncLine(screen.Line{{Text: "  ⏳ queued: ", Style: stDim}, {Text: screen.SanitizeLine(q.prompt)}}, w))
+		ls = append(ls, truncLine(screen.Line{{Text: "  ⏳ queued: ", Style: s.th.dim}, {Text: screen.SanitizeLine(q.prompt)}}, w))
 	}
 	return ls
 }
@@ -386,9 +378,9 @@ func (s *state) menuLines(w int) []screen.Line {
 	ac := s.ac
 	var ls []screen.Line
 	for i, c := range ac.matches {
-		st, help := screen.Style{}, stDim
+		st, help := screen.Style{}, s.th.dim
 		if i == ac.sel {
-			st, help = stSelected, stSelected
+			st, help = s.th.selected, s.th.selected
 		}
 		l := screen.Line{{Text: fmt.Sprintf(" %-16s ", c.text), Style: st}, {Text: c.help + " ", Style: help}}
 		ls = append(ls, truncLine(l, w))
@@ -400,16 +392,16 @@ func (s *state) permLines(w int) []screen.Line {
 	p := s.perm
 	inner := max(w-2, 1)
 	ls := []screen.Line{
-		{{Text: strings.Repeat("─", w), Style: stDim}},
-		truncLine(screen.Line{{Text: "Allow ", Style: stTitle}, {Text: screen.SanitizeLine(p.req.Tool), Style: stToolName}, {Text: "?", Style: stTitle}}, w),
+		{{Text: strings.Repeat("─", w), Style: s.th.dim}},
+		truncLine(screen.Line{{Text: "Allow ", Style: s.th.title}, {Text: screen.SanitizeLine(p.req.Tool), Style: s.th.toolName}, {Text: "?", Style: s.th.title}}, w),
 	}
 	args := screen.Wrap(argSummary(p.req.Args), inner, screen.Style{})
 	if len(args) > 6 {
-		args = append(args[:6], screen.Line{{Text: "…", Style: stDim}})
+		args = append(args[:6], screen.Line{{Text: "…", Style: s.th.dim}})
 	}
 	ls = append(ls, prefixed("  ", "  ", screen.Style{}, args)...)
 	if p.req.Reason != "" {
-		ls = append(ls, truncLine(screen.Line{{Text: "  " + screen.SanitizeLine(p.req.Reason), Style: stDim}}, w))
+		ls = append(ls, truncLine(screen.Line{{Text: "  " + screen.SanitizeLine(p.req.Reason), Style: s.th.dim}}, w))
 	}
 	for i, c := range permChoices {
 		label := c.label
@@ -419,7 +411,7 @@ func (s *state) permLines(w int) []screen.Line {
 		st := screen.Style{}
 		mark := "  "
 		if i == p.sel {
-			st, mark = stSelected, "› "
+			st, mark = s.th.selected, "› "
 		}
 		ls = append(ls, truncLine(screen.Line{{Text: mark}, {Text: fmt.Sprintf("%d. %s", i+1, label), Style: st}}, w))
 	}
@@ -428,14 +420,14 @@ func (s *state) permLines(w int) []screen.Line {
 
 func (s *state) confirmLines(w int) []screen.Line {
 	c := s.confirm
-	ls := []screen.Line{{{Text: strings.Repeat("─", w), Style: stDim}}}
+	ls := []screen.Line{{{Text: strings.Repeat("─", w), Style: s.th.dim}}}
 	if c.title != "" {
-		ls = append(ls, truncLine(screen.Line{{Text: screen.SanitizeLine(c.title), Style: stTitle}}, w))
+		ls = append(ls, truncLine(screen.Line{{Text: screen.SanitizeLine(c.title), Style: s.th.title}}, w))
 	}
 	ls = append(ls, screen.Wrap(c.question, w, screen.Style{})...)
-	yes, no := screen.Style{}, stSelected
+	yes, no := screen.Style{}, s.th.selected
 	if c.yes {
-		yes, no = stSelected, screen.Style{}
+		yes, no = s.th.selected, screen.Style{}
 	}
 	ls = append(ls, screen.Line{{Text: "  "}, {Text: " Yes ", Style: yes}, {Text: "  "}, {Text: " No ", Style: no}})
 	return ls
@@ -443,8 +435,8 @@ func (s *state) confirmLines(w int) []screen.Line {
 
 func (s *state) textPromptLines(w int) ([]screen.Line, int, int) {
 	t := s.textPrompt
-	ls := []screen.Line{{{Text: strings.Repeat("─", w), Style: stDim}}}
-	ls = append(ls, truncLine(screen.Line{{Text: screen.SanitizeLine(t.title), Style: stTitle}}, w))
+	ls := []screen.Line{{{Text: strings.Repeat("─", w), Style: s.th.dim}}}
+	ls = append(ls, truncLine(screen.Line{{Text: screen.SanitizeLine(t.title), Style: s.th.title}}, w))
 	v := string(t.buf)
 	if t.masked {
 		v = strings.Repeat("•", len(t.buf))
@@ -455,14 +447,14 @@ func (s *state) textPromptLines(w int) ([]screen.Line, int, int) {
 		_, rest, _ := strings.Cut(v, string([]rune(v)[0]))
 		v = rest
 	}
-	ls = append(ls, screen.Line{{Text: "› ", Style: stPrompt}, {Text: v}})
+	ls = append(ls, screen.Line{{Text: "› ", Style: s.th.prompt}, {Text: v}})
 	return ls, len(ls) - 1, 2 + screen.StringWidth(v)
 }
 
 // drawStatus draws the status line: provider, model, permission mode,
 // context use, and the thinking indicator.
 func (s *state) drawStatus(f *screen.Frame, y int) {
-	f.Fill(0, y, stStatus)
+	f.Fill(0, y, s.th.status)
 	parts := []string{}
 	if s.status.Provider != "" {
 		parts = append(parts, s.status.Provider)
@@ -479,14 +471,18 @@ func (s *state) drawStatus(f *screen.Frame, y int) {
 	left := " " + screen.SanitizeLine(strings.Join(parts, " · "))
 	right := ""
 	if s.busy {
-		right = spinner[s.spin%len(spinner)] + " thinking "
+		sp := spinner[s.spin%len(spinner)]
+		if s.ui.ReducedMotion {
+			sp = "…" // reduced motion: no animation (decisions.md §1.6)
+		}
+		right = sp + " thinking "
 	}
 	if first, ok := s.matcher.Pending(); ok {
 		right = first.Display() + " … " + right
 	}
-	x := f.Put(0, y, screen.TruncateEllipsis(left, max(f.W-screen.StringWidth(right)-1, 0)), stStatus)
+	x := f.Put(0, y, screen.TruncateEllipsis(left, max(f.W-screen.StringWidth(right)-1, 0)), s.th.status)
 	if right != "" {
-		f.Put(max(f.W-screen.StringWidth(right), x), y, right, stStatus)
+		f.Put(max(f.W-screen.StringWidth(right), x), y, right, s.th.status)
 	}
 }
 
@@ -498,10 +494,12 @@ func tokens(n int) string {
 }
 
 // hintActions are the actions whose keys the footer shows, per context.
-var hintActions = map[keys.Context][]struct {
+type hintAction struct {
 	a     keys.Action
 	label string
-}{
+}
+
+var hintActions = map[keys.Context][]hintAction{
 	keys.ChatInput:        {{keys.ActSubmit, "send"}, {keys.ActHistoryPrevious, "history"}},
 	keys.Thinking:         {{keys.ActAbort, "abort"}},
 	keys.QueuedPrompt:     {{keys.ActCancel, "cancel queued"}},
@@ -517,7 +515,7 @@ var hintActions = map[keys.Context][]struct {
 // transient message.
 func (s *state) drawFooter(f *screen.Frame, y int) {
 	if s.hint != "" {
-		f.Put(1, y, s.hint, stNotice)
+		f.Put(1, y, s.hint, s.th.notice)
 		return
 	}
 	var parts []string
@@ -530,7 +528,7 @@ func (s *state) drawFooter(f *screen.Frame, y int) {
 		}
 	}
 	parts = append(parts, "Ctrl+C×2 exit")
-	f.Put(1, y, screen.TruncateEllipsis(strings.Join(parts, " · "), max(f.W-2, 0)), stDim)
+	f.Put(1, y, screen.TruncateEllipsis(strings.Join(parts, " · "), max(f.W-2, 0)), s.th.dim)
 }
 
 // shadowed reports whether every key of action a in context c is taken by

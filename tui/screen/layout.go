@@ -225,7 +225,7 @@ func Markdown(src string, w int, th *Theme) []Line {
 			out = append(out, nil)
 		}
 	}
-	fence := ""
+	fence, lang := "", ""
 	srcLines := strings.Split(Sanitize(src), "\n")
 	if n := len(srcLines); n > 1 && srcLines[n-1] == "" {
 		srcLines = srcLines[:n-1] // the end of the last line, not a line
@@ -238,13 +238,22 @@ func Markdown(src string, w int, th *Theme) []Line {
 				fence = ""
 				continue
 			}
-			out = append(out, wrapRunes(toRunes(nil, expandTabs(src), th.Code), w, Line{{"  ", th.Code}}, Line{{"  ", th.Code}}, false)...)
+			var rs []srune
+			if th.Syntax && lang != "" {
+				for _, sp := range Highlight(lang, expandTabs(src), th) {
+					rs = toRunes(rs, sp.Text, sp.Style)
+				}
+			} else {
+				rs = toRunes(nil, expandTabs(src), th.Code)
+			}
+			out = append(out, wrapRunes(rs, w, Line{{"  ", th.Code}}, Line{{"  ", th.Code}}, false)...)
 			continue
 		}
 		if f := fenceOf(trimmed); f != "" && len(src)-len(trimmed) < 4 {
 			flush()
 			fence = f
-			if lang := strings.TrimSpace(trimmed[len(f):]); lang != "" {
+			lang = strings.TrimSpace(trimmed[len(f):])
+			if lang != "" {
 				out = append(out, Line{{TruncateEllipsis(lang, w), th.CodeFence}})
 			}
 			continue

@@ -90,6 +90,11 @@ func appendColor(b []byte, c Color, base, bright int) []byte {
 type Theme struct {
 	Text, Dim, Heading, Code, CodeFence, Bullet, Quote, Bold Style
 	DiffAdd, DiffRemove, DiffHunk, DiffHeader                Style
+	// Syntax turns on the highlighting of fenced code blocks in the
+	// languages Highlight knows, with these styles (code that is none of
+	// them keeps Code).
+	Syntax                                                   bool
+	SyntaxKeyword, SyntaxString, SyntaxComment, SyntaxNumber Style
 }
 
 // DefaultTheme is the theme of a terminal with colours.
@@ -105,4 +110,9 @@ var DefaultTheme = Theme{
 	DiffRemove: Style{FG: Red},
 	DiffHunk:   Style{FG: Cyan},
 	DiffHeader: Style{Attr: Bold},
+
+	SyntaxKeyword: Style{FG: Magenta, Attr: Bold},
+	SyntaxString:  Style{FG: Green},
+	SyntaxComment: Style{Attr: Dim | Italic},
+	SyntaxNumber:  Style{FG: Cyan},
 }
