@@ -223,6 +223,9 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 		o.Prompter, o.Notice, o.SignInUI = app, app.Notice, signInUI{app}
 		return o
 	}, sf, grants)
+	transports := &sessionTransports{live: live, runDir: agent.RunDir(e.home, os.LookupEnv)}
+	defer transports.Close()
+	hooks.Transports = transports
 	app = tui.New(tui.Options{
 		Terminal: tty, Resize: tty.Resize(), EnableKitty: tty.EnableKitty,
 		Keymap: first.Keymap, KeymapUpdates: watcher.Updates(), Notices: notices,
