@@ -226,6 +226,16 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	transports := &sessionTransports{live: live, runDir: agent.RunDir(e.home, os.LookupEnv)}
 	defer transports.Close()
 	hooks.Transports = transports
+	// Ctrl+B, a: attach to a background session; its questions come to
+	// this terminal while attached (decisions.md §1.6).
+	hooks.Attach = func(ctx context.Context, id string) (tui.Session, tui.Status, error) {
+		a, err := agent.Attach(ctx, agent.RunDir(e.home, os.LookupEnv), id, app)
+		if err != nil {
+			return nil, tui.Status{}, err
+		}
+		in := a.Info()
+		return a, tui.Status{Provider: in.Provider, Model: in.Model, Mode: "background", SessionID: in.ID}, nil
+	}
 	app = tui.New(tui.Options{
 		Terminal: tty, Resize: tty.Resize(), EnableKitty: tty.EnableKitty,
 		Keymap: first.Keymap, KeymapUpdates: watcher.Updates(), Notices: notices,

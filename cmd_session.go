@@ -205,6 +205,10 @@ func backgroundChild(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	}
 	opts := e.cliOptions(sf, f)
 	opts.Notice = func(line string) { report("notice", line) }
+	// Questions go to an attached terminal UI; with nobody attached they
+	// are denied (decisions.md §6).
+	attach := agent.NewAttachments()
+	opts.Prompter = attach
 	c, err := agent.StartCLI(ctx, opts)
 	if err != nil {
 		return fail(err)
@@ -220,6 +224,7 @@ func backgroundChild(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 		Name:    name,
 		Session: c.Session, Workspace: c.Workspace,
 		Handlers: ep.controlHandlers(),
+		Attach:   attach,
 	})
 	if err != nil {
 		return fail(err)

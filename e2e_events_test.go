@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -252,7 +253,7 @@ func TestE2EEventStatuses(t *testing.T) {
 	id := bgStart(t, s, "--external-event-grant", g1, "--external-event-grant", g2, "--external-event-grant", g3,
 		"--external-event-port", fmt.Sprint(port), "--external-event-trusted-proxy", "127.0.0.1")
 
-	n := 0
+	var n atomic.Int64
 	type answer struct {
 		code int
 		hdr  http.Header
@@ -261,9 +262,9 @@ func TestE2EEventStatuses(t *testing.T) {
 	// post sends through the "proxy" (this test, at 127.0.0.1) on behalf
 	// of a distinct client address each time, unless from is set.
 	post := func(method, path, tok, body, from string) answer {
-		n++
+		k := n.Add(1)
 		if from == "" {
-			from = fmt.Sprintf("198.51.100.%d", n)
+			from = fmt.Sprintf("198.51.%d.%d", 100+k/250, k%250)
 		}
 		req, _ := http.NewRequest(method, fmt.Sprintf("http://127.0.0.1:%d%s", port, path), strings.NewReader(body))
 		if tok != "" {

@@ -293,3 +293,80 @@ type projectAnswerer struct{}
 func (projectAnswerer) AskPermission(ctx context.Context, req agent.PermissionRequest) (agent.Answer, error) {
 	return agent.AllowProject, nil
 }
+
+type allowOnce struct{ asked chan agent.PermissionRequest }
+
+func (a allowOnce) AskPermission(ctx context.Context, req agent.PermissionRequest) (agent.Answer, error) {
+	a.asked <- req
+	return agent.AllowOnce, nil
+}
+
+// TestE2EBackgroundAttach: a client attached to a background session sees
+// its events and answers its permission questions (the call runs); once
+// it detaches, questions are denied again.
+func TestE2EBackgroundAttach(t *testing.T) {
+	s, srv := printSandbox(t,
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Bash", Args: `{"command":"touch attached-ok"}`}}},
+		fakemodel.Reply{Text: "made it"},
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c2", Name: "Bash", Args: `{"command":"touch detached-no"}`}}},
+		fakemodel.Reply{Text: "could not"})
+	id := bgStart(t, s)
+	dir := filepath.Join(s.Home, ".agent", "run")
+	p := allowOnce{asked: make(chan agent.PermissionRequest, 4)}
+	a, err := agent.Attach(t.Context(), dir, id, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Info().ID != id {
+		t.Fatalf("%+v", a.Info())
+	}
+	events := make(chan agent.Event, 64)
+	a.Subscribe(func(ev agent.Event) { events <- ev })
+	if _, err := a.Submit("make a file"); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	deadline := time.After(30 * time.Second)
+wait:
+	for {
+		select {
+		case ev := <-events:
+			kinds = append(kinds, string(ev.Kind))
+			if ev.Kind == agent.EventComplete {
+				if ev.Result == nil || ev.Result.Text != "made it" {
+					t.Fatalf("%+v", ev.Result)
+				}
+				break wait
+			}
+		case <-deadline:
+			t.Fatalf("no completion; events %v", kinds)
+		}
+	}
+	select {
+	case req := <-p.asked:
+		if req.Tool != "Bash" || !strings.Contains(string(req.Args), "attached-ok") {
+			t.Fatalf("%+v", req)
+		}
+	default:
+		t.Fatal("the question never reached the attached client")
+	}
+	if _, err := os.Stat(filepath.Join(s.Work, "attached-ok")); err != nil {
+		t.Fatalf("the allowed call did not run: %v (events %v)", err, kinds)
+	}
+	if !strings.Contains(strings.Join(kinds, " "), "permission") {
+		t.Fatalf("events %v", kinds)
+	}
+	a.Close()
+	a.Close()
+
+	resp := control(t, s, id, `{"op":"submit","prompt":"another","wait":true}`)
+	if !resp.OK || resp.Text != "could not" {
+		t.Fatalf("%+v", resp)
+	}
+	if _, err := os.Stat(filepath.Join(s.Work, "detached-no")); err == nil {
+		t.Fatal("a call ran with nobody attached")
+	}
+	if body := string(srv.Requests()[3]); !strings.Contains(body, "nobody is attached") {
+		t.Fatalf("%s", body)
+	}
+}

@@ -86,6 +86,9 @@ type BackgroundOptions struct {
 	Workspace string
 	// Handlers answer extension ops by name.
 	Handlers map[string]ControlHandler
+	// Attach is the session's Prompter, forwarding questions to attached
+	// clients; nil: attaching streams events but questions stay denied.
+	Attach *Attachments
 }
 
 // Background serves a session's control socket.
@@ -220,6 +223,9 @@ func (b *Background) serve(c net.Conn) {
 		var resp ControlResponse
 		if err := json.Unmarshal(line, &req); err != nil {
 			resp = ControlResponse{Error: "malformed request: " + err.Error()}
+		} else if req.Op == "attach" {
+			b.attach(c, r)
+			return
 		} else {
 			resp = b.handle(req)
 		}
@@ -239,6 +245,19 @@ func (b *Background) handle(req ControlRequest) ControlResponse {
 		return ControlResponse{OK: true, Info: &in}
 	case "stop":
 		b.once.Do(func() { close(b.stop) })
+		return ControlResponse{OK: true}
+	case "abort":
+		if !b.opts.Session.Abort() {
+			return ControlResponse{Error: "no turn is running"}
+		}
+		return ControlResponse{OK: true}
+	case "cancel":
+		var a struct {
+			Turn string `json:"turn"`
+		}
+		if json.Unmarshal(req.Args, &a) != nil || !b.opts.Session.CancelQueued(a.Turn) {
+			return ControlResponse{Error: "no such queued prompt"}
+		}
 		return ControlResponse{OK: true}
 	case "submit":
 		if strings.TrimSpace(req.Prompt) == "" {

@@ -762,6 +762,10 @@ func (s *Session) ask(ctx context.Context, t *Turn, spec ToolSpec, c providers.T
 	req := PermissionRequest{Tool: spec.Name, Args: c.Arguments, Target: target, Suggest: v.Suggest, Reason: v.Reason}
 	s.emit(Event{Kind: EventPermission, Turn: t.ID, Permission: &req})
 	ans, err := s.opts.Prompter.AskPermission(ctx, req)
+	if errors.Is(err, ErrNobodyAttached) {
+		v.Decision, v.Reason = Deny, "nobody is attached to this background session to answer a permission prompt"
+		return v
+	}
 	if err != nil {
 		v.Decision, v.Reason = Deny, "the permission prompt was not answered"
 		return v
