@@ -270,9 +270,11 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	c, err := agent.StartCLI(ctx, opts)
 	if errors.Is(err, agent.ErrNoModel) && sf.provider == "" {
 		// First run: no provider is configured (issue 12's setup flow).
-		if err = firstRunSetup(ctx, e, app); err != nil {
+		var key keyForSession
+		if key, err = firstRunSetup(ctx, e, app); err != nil {
 			return err
 		}
+		opts.LookupEnv = key.lookup
 		c, err = agent.StartCLI(ctx, opts)
 	}
 	if err != nil {
@@ -535,12 +537,25 @@ func uiHooks(e *env, ws string, live *liveCLI, baseOpts func() agent.CLIOptions,
 	}
 }
 
+// keyForSession is an API key typed during setup: it answers for its
+// environment variable in this process's provider lookup only; it is never
+// written to a file nor put in the environment that tools inherit.
+type keyForSession struct{ name, value string }
+
+func (k keyForSession) lookup(name string) (string, bool) {
+	if k.name != "" && name == k.name {
+		return k.value, true
+	}
+	return os.LookupEnv(name)
+}
+
 // firstRunSetup asks for a provider, its base URL and model when none is
 // configured, and writes defaultModel and providers.<id> to
 // ~/.agent/settings.json (existing keys kept; a file that does not parse
-// is not touched). The key is never stored: the user is told which
-// environment variable to set (seed-providers.md §1).
-func firstRunSetup(ctx context.Context, e *env, app *tui.App) error {
+// is not touched). The key is never stored: when its environment variable
+// is unset it is asked in a masked prompt and used for this session only,
+// and the user is told which variable to set (seed-providers.md §1).
+func firstRunSetup(ctx context.Context, e *env, app *tui.App) (keyForSession, error) {
 	defs := builtin.DefaultDefinitions()
 	var names []string
 	for _, d := range defs {
@@ -548,18 +563,18 @@ func firstRunSetup(ctx context.Context, e *env, app *tui.App) error {
 	}
 	i, ok, err := app.Choose(ctx, "No provider is configured. Choose one:", names)
 	if err != nil {
-		return setupErr(err)
+		return keyForSession{}, setupErr(err)
 	}
 	if !ok {
-		return fmt.Errorf("%w: setup cancelled", agent.ErrNoModel)
+		return keyForSession{}, fmt.Errorf("%w: setup cancelled", agent.ErrNoModel)
 	}
 	d := defs[i]
 	base, ok, err := app.AskText(ctx, "Base URL (empty: "+orDefault(d.DefaultBaseURL, "the provider's default")+")", false)
 	if err != nil {
-		return setupErr(err)
+		return keyForSession{}, setupErr(err)
 	}
 	if !ok {
-		return fmt.Errorf("%w: setup cancelled", agent.ErrNoModel)
+		return keyForSession{}, fmt.Errorf("%w: setup cancelled", agent.ErrNoModel)
 	}
 	model := ""
 	if len(d.Models) > 0 {
@@ -570,10 +585,10 @@ func firstRunSetup(ctx context.Context, e *env, app *tui.App) error {
 		items = append(items, "Other…")
 		j, ok, err := app.Choose(ctx, "Model", items)
 		if err != nil {
-			return setupErr(err)
+			return keyForSession{}, setupErr(err)
 		}
 		if !ok {
-			return fmt.Errorf("%w: setup cancelled", agent.ErrNoModel)
+			return keyForSession{}, fmt.Errorf("%w: setup cancelled", agent.ErrNoModel)
 		}
 		if j < len(d.Models) {
 			model = d.Models[j].ID
@@ -582,24 +597,33 @@ func firstRunSetup(ctx context.Context, e *env, app *tui.App) error {
 	if model == "" {
 		v, ok, err := app.AskText(ctx, "Model slug (empty: "+orDefault(d.DefaultModel, "the server's")+")", false)
 		if err != nil {
-			return setupErr(err)
+			return keyForSession{}, setupErr(err)
 		}
 		if !ok {
-			return fmt.Errorf("%w: setup cancelled", agent.ErrNoModel)
+			return keyForSession{}, fmt.Errorf("%w: setup cancelled", agent.ErrNoModel)
 		}
 		model = strings.TrimSpace(v)
 	}
 	path, err := writeSetup(e.home, d.ID, strings.TrimSpace(base), model)
 	if err != nil {
-		return err
+		return keyForSession{}, err
 	}
 	app.Notice("Saved the provider " + d.ID + " to " + path + ".")
-	if d.KeyEnv != "" {
-		if v, ok := os.LookupEnv(d.KeyEnv); !ok || v == "" {
-			return fmt.Errorf("set %s to your API key and start again (the key is never stored in settings)", d.KeyEnv)
-		}
+	if d.KeyEnv == "" {
+		return keyForSession{}, nil
 	}
-	return nil
+	if v, ok := os.LookupEnv(d.KeyEnv); ok && v != "" {
+		return keyForSession{}, nil
+	}
+	v, ok, err := app.AskText(ctx, "API key for "+d.ID+" (used for this session only; set "+d.KeyEnv+" to keep it)", true)
+	if err != nil {
+		return keyForSession{}, setupErr(err)
+	}
+	if !ok || strings.TrimSpace(v) == "" {
+		return keyForSession{}, fmt.Errorf("set %s to your API key and start again (the key is never stored in settings)", d.KeyEnv)
+	}
+	app.Notice("The key is kept for this session only: set " + d.KeyEnv + " to keep it for the next one.")
+	return keyForSession{name: d.KeyEnv, value: strings.TrimSpace(v)}, nil
 }
 
 func setupErr(err error) error {

@@ -433,3 +433,46 @@ func vmRSS(b testing.TB, _ *ptyOutput) int {
 	}
 	return best
 }
+
+// TestE2ETerminalUISetupKey: a provider whose key variable is unset asks
+// for the key in a masked prompt, uses it for this session only, and
+// never writes it to the settings file.
+func TestE2ETerminalUISetupKey(t *testing.T) {
+	srv := fakemodel.New(fakemodel.Reply{Text: "keyed and running"})
+	t.Cleanup(srv.Close)
+	s := newSandbox(t)
+	if r := s.run("", "trust", "--yes"); r.Code != 0 {
+		t.Fatalf("trust: %+v", r)
+	}
+	idx, models := -1, 0
+	for i, d := range builtin.DefaultDefinitions() {
+		if d.ID == "reasoning" {
+			idx, models = i, len(d.Models)
+		}
+	}
+	m, out, done := startTUI(t, s)
+	out.waitFor(t, "No provider is configured")
+	m.Write([]byte(strings.Repeat("\x1b[B", idx) + "\r"))
+	out.waitFor(t, "Base URL")
+	m.Write([]byte(srv.URL() + "\r"))
+	if models > 0 {
+		out.waitFor(t, "Other")
+		m.Write([]byte(strings.Repeat("\x1b[B", models) + "\r"))
+	}
+	out.waitFor(t, "Model slug")
+	m.Write([]byte("fake-model\r"))
+	out.waitFor(t, "API key for reasoning")
+	m.Write([]byte("sk-secret-typed\r"))
+	out.waitFor(t, "this session only")
+	out.waitFor(t, "reasoning · fake-model") // the session has started
+	m.Write([]byte("hello\r"))
+	out.waitFor(t, "running")
+	ctrlCTwice(t, m, out, done)
+	if strings.Contains(out.String(), "sk-secret-typed") {
+		t.Fatal("the key was echoed")
+	}
+	b, _ := os.ReadFile(filepath.Join(s.Home, ".agent", "settings.json"))
+	if strings.Contains(string(b), "sk-secret") || !strings.Contains(string(b), `"reasoning"`) {
+		t.Fatalf("settings %s", b)
+	}
+}
