@@ -415,3 +415,26 @@ func TestConfirmAndTextPrompt(t *testing.T) {
 		}
 	})
 }
+
+// TestMultiLineEntry: once the composer holds several lines it is the
+// text-input context (decisions.md §1.6): up and down move between the
+// lines, and leave the text for the history only past its first or last
+// line; enter submits the whole text.
+func TestMultiLineEntry(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, 60, 12, Options{})
+		h.typ("\x1b[200~abc\r\ndefgh\r\nij\x1b[201~")
+		h.expect("  ij")
+		h.typ("\x1b[AX")       // up: line 2, column 2
+		h.typ("\x1b[AY")       // up: line 1, its end
+		h.typ("\x1b[B\x1b[BZ") // down twice: line 3, its end
+		h.typ("\r")
+		sub, _, _ := h.sess.get()
+		if len(sub) != 1 || sub[0] != "abcY\ndeXfgh\nijZ" {
+			t.Fatalf("submitted %q", sub)
+		}
+		// A one-line composer browses the history with up as before.
+		h.typ("\x1b[A")
+		h.expect("› abcY")
+	})
+}

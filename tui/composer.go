@@ -138,3 +138,61 @@ func (c *composer) next() {
 	}
 	c.set(c.history[c.hidx])
 }
+
+// column is the cursor's offset from the start of its line.
+func (c *composer) column() int {
+	n := 0
+	for i := c.cur; i > 0 && c.buf[i-1] != '\n'; i-- {
+		n++
+	}
+	return n
+}
+
+// up moves the cursor to the same column of the previous line (or its
+// end when shorter); on the first line it reports false.
+func (c *composer) up() bool {
+	col := c.column()
+	start := c.cur - col
+	if start == 0 {
+		return false
+	}
+	prevEnd := start - 1 // the newline ending the previous line
+	prevStart := prevEnd
+	for prevStart > 0 && c.buf[prevStart-1] != '\n' {
+		prevStart--
+	}
+	c.cur = prevStart + min(col, prevEnd-prevStart)
+	return true
+}
+
+// down moves the cursor to the same column of the next line (or its end
+// when shorter); on the last line it reports false.
+func (c *composer) down() bool {
+	col := c.column()
+	i := c.cur
+	for i < len(c.buf) && c.buf[i] != '\n' {
+		i++
+	}
+	if i == len(c.buf) {
+		return false
+	}
+	nextStart := i + 1
+	nextEnd := nextStart
+	for nextEnd < len(c.buf) && c.buf[nextEnd] != '\n' {
+		nextEnd++
+	}
+	c.cur = nextStart + min(col, nextEnd-nextStart)
+	return true
+}
+
+// multiline reports whether the text spans lines: the composer is then a
+// multi-line entry (the text-input context, decisions.md §1.6), where the
+// arrows move between lines instead of through the history.
+func (c *composer) multiline() bool {
+	for _, r := range c.buf {
+		if r == '\n' {
+			return true
+		}
+	}
+	return false
+}

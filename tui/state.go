@@ -193,7 +193,11 @@ func (s *state) contexts() []keys.Context {
 			cs = append(cs, keys.Recovery)
 		}
 	}
-	cs = append(cs, keys.ChatInput)
+	if s.comp.multiline() {
+		cs = append(cs, keys.TextInput)
+	} else {
+		cs = append(cs, keys.ChatInput)
+	}
 	if s.busy {
 		cs = append(cs, keys.Thinking)
 	}
@@ -355,6 +359,8 @@ func (s *state) action(c keys.Context, a keys.Action) {
 		}
 	case keys.ChatInput:
 		s.chatAction(a)
+	case keys.TextInput:
+		s.textInputAction(a)
 	case keys.App:
 		if a == keys.ActOpenWorkspaceSwitcher {
 			s.openSwitcher()
@@ -398,6 +404,26 @@ func (s *state) chatAction(a keys.Action) {
 		c.deleteWord()
 	case keys.ActDeleteLine:
 		c.deleteLine()
+	}
+	s.composerChanged()
+}
+
+// textInputAction edits a multi-line entry (decisions.md §1.5
+// text-input): the arrows move the cursor in the text; submit sends it.
+func (s *state) textInputAction(a keys.Action) {
+	c := &s.comp
+	switch a {
+	case keys.ActSubmit, keys.ActCursorLeft, keys.ActCursorRight, keys.ActDeleteBackward, keys.ActDeleteWord, keys.ActDeleteLine:
+		s.chatAction(a)
+		return
+	case keys.ActCursorUp:
+		if !c.up() {
+			c.previous() // past the first line: the history, as in chat-input
+		}
+	case keys.ActCursorDown:
+		if !c.down() {
+			c.next()
+		}
 	}
 	s.composerChanged()
 }
