@@ -501,6 +501,7 @@ type hintAction struct {
 
 var hintActions = map[keys.Context][]hintAction{
 	keys.ChatInput:        {{keys.ActSubmit, "send"}, {keys.ActHistoryPrevious, "history"}},
+	keys.TextInput:        {{keys.ActSubmit, "send"}, {keys.ActCursorUp, "line up"}},
 	keys.Thinking:         {{keys.ActAbort, "abort"}},
 	keys.QueuedPrompt:     {{keys.ActCancel, "cancel queued"}},
 	keys.Recovery:         {{keys.ActRetry, "retry"}},
