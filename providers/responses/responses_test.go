@@ -7,7 +7,6 @@ import (
 	"errors"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -46,49 +45,14 @@ func run(t testing.TB, p providers.Provider, req *providers.Request) string {
 // Every recorded stream decodes to its golden events, whole and split at
 // every byte, from memory and over HTTP.
 func TestFixtures(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*.sse")
-	if len(files) == 0 {
-		t.Fatal("no fixtures")
-	}
-	tr := &http.Transport{}
-	client := &http.Client{Transport: tr}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var whole string
-			synctest.Test(t, func(t *testing.T) {
-				whole = run(t, newWith(t, Options{Executor: pt.NewReplay(pt.Stream(data))}), hello())
-				pt.Golden(t, strings.TrimSuffix(f, ".sse")+".events", []byte(whole))
-				for split := 1; split < len(data); split++ {
-					got := run(t, newWith(t, Options{Executor: pt.NewReplay(pt.Response{Body: data, Split: split})}), hello())
-					if got != whole {
-						t.Fatalf("split at %d:\n%s\nwant\n%s", split, got, whole)
-					}
-				}
-			})
-			if strings.Contains(whole, "error") && !strings.Contains(whole, "text") {
-				return // retried with real backoff over HTTP: covered above
-			}
-			// Every split ran in memory above; over HTTP a few dozen spread
-			// over the stream show the transport delivers partial writes the
-			// same way, without opening a connection per byte (thousands of
-			// sockets in TIME_WAIT exhaust the ephemeral ports of a busy
-			// machine and fail unrelated tests).
-			step := max(1, len(data)/40)
-			for split := 0; split < len(data); split += step {
-				srv := pt.Server(t, data, split)
-				got := run(t, newWith(t, Options{BaseURL: srv.URL + "/v1", APISurface: SurfaceResponses, Client: client}), hello())
-				if got != whole {
-					t.Fatalf("over HTTP, split at %d:\n%s\nwant\n%s", split, got, whole)
-				}
-				srv.Close()
-			}
-		})
-	}
-	pt.NoLeak(t, tr)
+	pt.RunFixtures(t, pt.Fixtures{
+		Request: hello,
+		Memory:  func(t testing.TB, ex providers.Executor) providers.Provider { return newWith(t, Options{Executor: ex}) },
+		HTTP: func(t testing.TB, url string, c *http.Client) providers.Provider {
+			return newWith(t, Options{BaseURL: url + "/v1", APISurface: SurfaceResponses, Client: c})
+		},
+		Retried: func(w string) bool { return strings.Contains(w, "error") && !strings.Contains(w, "text") },
+	})
 }
 
 // The default surface rule of seed §2.3, and the refusals of options an
