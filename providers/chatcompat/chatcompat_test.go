@@ -48,17 +48,6 @@ func localWith(t testing.TB, opts LocalOptions) *LocalProvider {
 	return p
 }
 
-func run(t testing.TB, p providers.Provider, req *providers.Request) string {
-	t.Helper()
-	s, err := p.Chat(context.Background(), req)
-	if err != nil {
-		return pt.Format(nil, err)
-	}
-	defer s.Close()
-	evs, err := pt.Drain(s)
-	return pt.Format(evs, err)
-}
-
 // Every recorded stream decodes to its golden events, whole and split at
 // every byte, from memory and over HTTP.
 func TestFixtures(t *testing.T) {
@@ -166,19 +155,19 @@ func TestDefaultsAndHeaders(t *testing.T) {
 	// Keys travel as bearer tokens; local sends its placeholder.
 	data, _ := os.ReadFile("testdata/text.sse")
 	ex := pt.NewReplay(pt.Stream(data))
-	run(t, localWith(t, LocalOptions{Executor: ex}), hello())
+	pt.Run(t, localWith(t, LocalOptions{Executor: ex}), hello())
 	if h := ex.Header(0); h.Get("Authorization") != "Bearer lm-studio" || h.Get("Accept") != "text/event-stream" || h.Get("Content-Type") != "application/json" {
 		t.Errorf("local headers %v", h)
 	}
 	ex = pt.NewReplay(pt.Stream(data))
 	rp, _ = NewReasoningProvider(ReasoningOptions{APIKey: "sk-test", Executor: ex})
-	run(t, rp, hello())
+	pt.Run(t, rp, hello())
 	if h := ex.Header(0); h.Get("Authorization") != "Bearer sk-test" {
 		t.Errorf("reasoning headers %v", h)
 	}
 	ex = pt.NewReplay(pt.Stream(data))
 	rp, _ = NewReasoningProvider(ReasoningOptions{Client: &http.Client{}, Executor: ex})
-	run(t, rp, hello())
+	pt.Run(t, rp, hello())
 	if h := ex.Header(0); h.Get("Authorization") != "" {
 		t.Errorf("a client without a key must bring its own credentials: %v", h)
 	}
@@ -255,7 +244,7 @@ func TestRequestBodies(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ex := pt.NewReplay(pt.Stream(data))
-			if got := run(t, c.p(ex), &c.req); strings.Contains(got, "error") {
+			if got := pt.Run(t, c.p(ex), &c.req); strings.Contains(got, "error") {
 				t.Fatal(got)
 			}
 			pt.Golden(t, "testdata/request_"+c.name+".json", pt.IndentJSON(t, ex.Body(0)))
@@ -341,7 +330,7 @@ func errOf(t *testing.T, p providers.Provider) (*providers.Error, string) {
 // honouring Retry-After and x-should-retry (decisions.md §5).
 func TestStatusAndRetries(t *testing.T) {
 	ok, _ := os.ReadFile("testdata/text.sse")
-	okWant := run(t, localWith(t, LocalOptions{Executor: pt.NewReplay(pt.Stream(ok))}), hello())
+	okWant := pt.Run(t, localWith(t, LocalOptions{Executor: pt.NewReplay(pt.Stream(ok))}), hello())
 	synctest.Test(t, func(t *testing.T) {
 		cases := []struct {
 			name     string
@@ -373,7 +362,7 @@ func TestStatusAndRetries(t *testing.T) {
 			ex := pt.NewReplay(c.script...)
 			p := localWith(t, LocalOptions{Executor: ex})
 			start := time.Now()
-			got := run(t, p, hello())
+			got := pt.Run(t, p, hello())
 			if c.kind == nil {
 				if got != okWant {
 					t.Errorf("%s: %s", c.name, got)
@@ -408,12 +397,12 @@ func TestStatusAndRetries(t *testing.T) {
 // reached the caller; a stream that fails before its first event is.
 func TestStreamFailures(t *testing.T) {
 	ok, _ := os.ReadFile("testdata/text.sse")
-	okWant := run(t, localWith(t, LocalOptions{Executor: pt.NewReplay(pt.Stream(ok))}), hello())
+	okWant := pt.Run(t, localWith(t, LocalOptions{Executor: pt.NewReplay(pt.Stream(ok))}), hello())
 	synctest.Test(t, func(t *testing.T) {
 		for _, name := range []string{"error_instream", "truncated", "resource"} {
 			data, _ := os.ReadFile("testdata/" + name + ".sse")
 			ex := pt.NewReplay(pt.Stream(data), pt.Stream(ok))
-			got := run(t, localWith(t, LocalOptions{Executor: ex}), hello())
+			got := pt.Run(t, localWith(t, LocalOptions{Executor: ex}), hello())
 			if ex.Requests() != 1 || !strings.Contains(got, "error local: upstream error") {
 				t.Errorf("%s: %d requests\n%s", name, ex.Requests(), got)
 			}
@@ -421,7 +410,7 @@ func TestStreamFailures(t *testing.T) {
 		// Failing before any event: retried.
 		for _, data := range []string{"data: {\"choices\":[{\"index\":0,\"delta\":{\"cont", "event: error\ndata: {\"error\":{\"message\":\"busy\",\"type\":\"server_error\"}}\n\n", "data: {\"id\":\"x\",\"choices\":[]}\n\n"} {
 			ex := pt.NewReplay(pt.Stream([]byte(data)), pt.Stream(ok))
-			got := run(t, localWith(t, LocalOptions{Executor: ex}), hello())
+			got := pt.Run(t, localWith(t, LocalOptions{Executor: ex}), hello())
 			if ex.Requests() != 2 || got != okWant {
 				t.Errorf("%q: %d requests\n%s", data, ex.Requests(), got)
 			}
@@ -460,7 +449,7 @@ func TestWatchdog(t *testing.T) {
 		ex := pt.NewReplay(pt.Response{Body: data, Stall: true, StallAfter: cut})
 		p := localWith(t, LocalOptions{Executor: ex, Timeout: 30 * time.Second})
 		start := time.Now()
-		got := run(t, p, hello())
+		got := pt.Run(t, p, hello())
 		if !strings.Contains(got, "text 0 \"Hello\"") || !strings.Contains(got, "error local: timed out") || ex.Requests() != 1 {
 			t.Errorf("stalled stream:\n%s", got)
 		}
@@ -485,7 +474,7 @@ func TestWatchdog(t *testing.T) {
 		slow = append(slow, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"...)
 		ex = pt.NewReplay(pt.Response{Body: slow, Delay: 20 * time.Second, Chunk: len(slow[:bytes.Index(slow, []byte("\n\n"))+2])})
 		start = time.Now()
-		got = run(t, localWith(t, LocalOptions{Executor: ex, Timeout: 30 * time.Second}), hello())
+		got = pt.Run(t, localWith(t, LocalOptions{Executor: ex, Timeout: 30 * time.Second}), hello())
 		if strings.Count(got, "text 0") != n || !strings.HasSuffix(got, "finish stop \"stop\"\n") || time.Since(start) < 14*time.Minute {
 			t.Errorf("slow stream after %v:\n%s", time.Since(start), got)
 		}
@@ -578,7 +567,7 @@ func TestPayloadLogger(t *testing.T) {
 		rp, _ := NewReasoningProvider(ReasoningOptions{APIKey: "secret-key", Executor: ex, PayloadLogger: &pl, Logger: logger})
 		req := hello()
 		req.Tools = []providers.Tool{{Name: "Read"}}
-		run(t, rp, req)
+		pt.Run(t, rp, req)
 		if len(pl.sums) != 2 {
 			t.Fatalf("%d summaries", len(pl.sums))
 		}
@@ -624,11 +613,11 @@ func TestCapabilities(t *testing.T) {
 func TestConcurrentStreams(t *testing.T) {
 	data, _ := os.ReadFile("testdata/tools_parallel.sse")
 	p := localWith(t, LocalOptions{Executor: pt.NewReplay(pt.Stream(data))})
-	want := run(t, p, hello())
+	want := pt.Run(t, p, hello())
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {
-			if got := run(t, p, hello()); got != want {
+			if got := pt.Run(t, p, hello()); got != want {
 				t.Errorf("concurrent stream:\n%s", got)
 			}
 		})

@@ -1,8 +1,6 @@
 package genai
 
 import (
-	"context"
-	"io"
 	"testing"
 
 	"agent/internal/sse"
@@ -54,28 +52,5 @@ func BenchmarkStream(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := hello()
-	b.ReportAllocs()
-	b.SetBytes(int64(len(body)))
-	for b.Loop() {
-		s, err := p.Chat(context.Background(), req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		evs := 0
-		for {
-			_, err := s.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			evs++
-		}
-		if evs != n+2 {
-			b.Fatal(evs)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(n+1)), "ns/event")
+	pt.BenchStream(b, p, hello(), body, n+2, n+1)
 }

@@ -31,17 +31,6 @@ func newWith(t testing.TB, opts Options) *Provider {
 	return p
 }
 
-func run(t testing.TB, p providers.Provider, req *providers.Request) string {
-	t.Helper()
-	s, err := p.Chat(context.Background(), req)
-	if err != nil {
-		return pt.Format(nil, err)
-	}
-	defer s.Close()
-	evs, err := pt.Drain(s)
-	return pt.Format(evs, err)
-}
-
 // Every recorded stream decodes to its golden events, whole and split at
 // every byte, from memory and over HTTP.
 func TestFixtures(t *testing.T) {
@@ -90,7 +79,7 @@ func TestOptionsKeyAndURL(t *testing.T) {
 	}
 	data, _ := os.ReadFile("testdata/text.sse")
 	ex := pt.NewReplay(pt.Stream(data))
-	run(t, newWith(t, Options{APIKey: "g-key", Executor: ex, Header: http.Header{"X-Extra": {"1"}}}), hello())
+	pt.Run(t, newWith(t, Options{APIKey: "g-key", Executor: ex, Header: http.Header{"X-Extra": {"1"}}}), hello())
 	if h := ex.Header(0); h.Get("X-Goog-Api-Key") != "g-key" || h.Get("X-Extra") != "1" || h.Get("Authorization") != "" {
 		t.Errorf("headers %v", h)
 	}
@@ -218,7 +207,7 @@ func TestImageOutput(t *testing.T) {
 		t.Errorf("a model outside the list: %v", err)
 	}
 	req.Model = "my-image-model"
-	if got := run(t, p, req); strings.Contains(got, "error") {
+	if got := pt.Run(t, p, req); strings.Contains(got, "error") {
 		t.Error(got)
 	}
 	if ex.Requests() != 2 {
@@ -261,7 +250,7 @@ func TestRequestBodies(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ex := pt.NewReplay(pt.Stream(data))
 			c.opts.Executor = ex
-			if got := run(t, newWith(t, c.opts), &c.req); strings.Contains(got, "error") {
+			if got := pt.Run(t, newWith(t, c.opts), &c.req); strings.Contains(got, "error") {
 				t.Fatal(got)
 			}
 			pt.Golden(t, "testdata/request_"+c.name+".json", pt.IndentJSON(t, ex.Body(0)))
@@ -286,7 +275,7 @@ func TestErrorsAndRetries(t *testing.T) {
 	ok, _ := os.ReadFile("testdata/text.sse")
 	over, _ := os.ReadFile("testdata/error_instream.sse")
 	synctest.Test(t, func(t *testing.T) {
-		want := run(t, newWith(t, Options{Executor: pt.NewReplay(pt.Stream(ok))}), hello())
+		want := pt.Run(t, newWith(t, Options{Executor: pt.NewReplay(pt.Stream(ok))}), hello())
 		unavailable := `{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}`
 		cases := []struct {
 			name     string
@@ -328,7 +317,7 @@ func TestErrorsAndRetries(t *testing.T) {
 		}
 		after, _ := os.ReadFile("testdata/error_after_text.sse")
 		ex := pt.NewReplay(pt.Stream(after), pt.Stream(ok))
-		if got := run(t, newWith(t, Options{Executor: ex}), hello()); ex.Requests() != 1 || !strings.Contains(got, "text 0 \"Partial\"\nerror genai: upstream error (INTERNAL)") {
+		if got := pt.Run(t, newWith(t, Options{Executor: ex}), hello()); ex.Requests() != 1 || !strings.Contains(got, "text 0 \"Partial\"\nerror genai: upstream error (INTERNAL)") {
 			t.Errorf("error after text, %d requests:\n%s", ex.Requests(), got)
 		}
 	})

@@ -33,17 +33,6 @@ func newWith(t testing.TB, opts Options) *Provider {
 	return p
 }
 
-func run(t testing.TB, p providers.Provider, req *providers.Request) string {
-	t.Helper()
-	s, err := p.Chat(context.Background(), req)
-	if err != nil {
-		return pt.Format(nil, err)
-	}
-	defer s.Close()
-	evs, err := pt.Drain(s)
-	return pt.Format(evs, err)
-}
-
 // Every recorded stream decodes to its golden events, whole and split at
 // every byte, from memory and over HTTP.
 func TestFixtures(t *testing.T) {
@@ -72,13 +61,13 @@ func TestMissingKeyAndHeaders(t *testing.T) {
 	}
 	data, _ := os.ReadFile("testdata/text.sse")
 	ex := pt.NewReplay(pt.Stream(data))
-	run(t, newWith(t, Options{APIKey: "sk-m", Executor: ex, Header: http.Header{"X-Extra": {"1"}}}), hello())
+	pt.Run(t, newWith(t, Options{APIKey: "sk-m", Executor: ex, Header: http.Header{"X-Extra": {"1"}}}), hello())
 	h := ex.Header(0)
 	if h.Get("X-Api-Key") != "sk-m" || h.Get("Anthropic-Version") != APIVersion || h.Get("X-Extra") != "1" || h.Get("Authorization") != "" {
 		t.Errorf("headers %v", h)
 	}
 	ex = pt.NewReplay(pt.Stream(data))
-	run(t, newWith(t, Options{Client: &http.Client{}, Executor: ex}), hello())
+	pt.Run(t, newWith(t, Options{Client: &http.Client{}, Executor: ex}), hello())
 	if ex.Header(0).Get("X-Api-Key") != "" {
 		t.Error("a key header without a key")
 	}
@@ -164,7 +153,7 @@ func TestRequestBodies(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ex := pt.NewReplay(pt.Stream(data))
-			if got := run(t, newWith(t, Options{Executor: ex}), &c.req); strings.Contains(got, "error") {
+			if got := pt.Run(t, newWith(t, Options{Executor: ex}), &c.req); strings.Contains(got, "error") {
 				t.Fatal(got)
 			}
 			pt.Golden(t, "testdata/request_"+c.name+".json", pt.IndentJSON(t, ex.Body(0)))
@@ -192,7 +181,7 @@ func TestOverloadedAndErrors(t *testing.T) {
 	ok, _ := os.ReadFile("testdata/text.sse")
 	over, _ := os.ReadFile("testdata/overloaded.sse")
 	synctest.Test(t, func(t *testing.T) {
-		want := run(t, newWith(t, Options{Executor: pt.NewReplay(pt.Stream(ok))}), hello())
+		want := pt.Run(t, newWith(t, Options{Executor: pt.NewReplay(pt.Stream(ok))}), hello())
 		overloaded := `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_1"}`
 		cases := []struct {
 			name     string
@@ -234,7 +223,7 @@ func TestOverloadedAndErrors(t *testing.T) {
 		// An error after text has streamed is reported, never retried.
 		after, _ := os.ReadFile("testdata/error_after_text.sse")
 		ex := pt.NewReplay(pt.Stream(after), pt.Stream(ok))
-		if got := run(t, newWith(t, Options{Executor: ex}), hello()); ex.Requests() != 1 || !strings.Contains(got, "text 0 \"Partial\"\nerror messages: upstream error (api_error)") {
+		if got := pt.Run(t, newWith(t, Options{Executor: ex}), hello()); ex.Requests() != 1 || !strings.Contains(got, "text 0 \"Partial\"\nerror messages: upstream error (api_error)") {
 			t.Errorf("error after text, %d requests:\n%s", ex.Requests(), got)
 		}
 	})

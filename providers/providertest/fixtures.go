@@ -2,6 +2,7 @@ package providertest
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -92,4 +93,40 @@ func runStream(t testing.TB, p providers.Provider, req *providers.Request) strin
 	defer s.Close()
 	evs, err := Drain(s)
 	return Format(evs, err)
+}
+
+// Run drains one chat call into the text form of its events (Format).
+func Run(t testing.TB, p providers.Provider, req *providers.Request) string {
+	t.Helper()
+	return runStream(t, p, req)
+}
+
+// BenchStream measures whole responses through a provider whose executor
+// replays body: SSE reading, decoding and the stream's bookkeeping. Each
+// response must yield wantEvents events; the time is reported per server
+// event (sseEvents in body).
+func BenchStream(b *testing.B, p providers.Provider, req *providers.Request, body []byte, wantEvents, sseEvents int) {
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		s, err := p.Chat(context.Background(), req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		evs := 0
+		for {
+			_, err := s.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			evs++
+		}
+		if evs != wantEvents {
+			b.Fatalf("%d events, want %d", evs, wantEvents)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*sseEvents), "ns/event")
 }

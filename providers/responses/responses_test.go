@@ -31,17 +31,6 @@ func newWith(t testing.TB, opts Options) *Provider {
 	return p
 }
 
-func run(t testing.TB, p providers.Provider, req *providers.Request) string {
-	t.Helper()
-	s, err := p.Chat(context.Background(), req)
-	if err != nil {
-		return pt.Format(nil, err)
-	}
-	defer s.Close()
-	evs, err := pt.Drain(s)
-	return pt.Format(evs, err)
-}
-
 // Every recorded stream decodes to its golden events, whole and split at
 // every byte, from memory and over HTTP.
 func TestFixtures(t *testing.T) {
@@ -109,7 +98,7 @@ func TestMissingKeyAndHeaders(t *testing.T) {
 			body, _ = os.ReadFile("../chatcompat/testdata/text.sse")
 		}
 		ex := pt.NewReplay(pt.Stream(body))
-		got := run(t, newWith(t, Options{APIKey: "sk-r", Organization: "org-1", APISurface: surface, Executor: ex, Header: http.Header{"X-Extra": {"1"}}}), hello())
+		got := pt.Run(t, newWith(t, Options{APIKey: "sk-r", Organization: "org-1", APISurface: surface, Executor: ex, Header: http.Header{"X-Extra": {"1"}}}), hello())
 		if strings.Contains(got, "error") {
 			t.Fatalf("%s: %s", surface, got)
 		}
@@ -119,7 +108,7 @@ func TestMissingKeyAndHeaders(t *testing.T) {
 		}
 	}
 	ex := pt.NewReplay(pt.Stream(data))
-	run(t, newWith(t, Options{Client: &http.Client{}, Executor: ex}), hello())
+	pt.Run(t, newWith(t, Options{Client: &http.Client{}, Executor: ex}), hello())
 	if ex.Header(0).Get("Authorization") != "" {
 		t.Error("an authorization header without a key")
 	}
@@ -250,7 +239,7 @@ func TestRequestBodies(t *testing.T) {
 			data, _ := os.ReadFile(file)
 			ex := pt.NewReplay(pt.Stream(data))
 			c.opts.Executor = ex
-			if got := run(t, newWith(t, c.opts), &c.req); strings.Contains(got, "error") {
+			if got := pt.Run(t, newWith(t, c.opts), &c.req); strings.Contains(got, "error") {
 				t.Fatal(got)
 			}
 			pt.Golden(t, "testdata/request_"+c.name+".json", pt.IndentJSON(t, ex.Body(0)))
@@ -259,7 +248,7 @@ func TestRequestBodies(t *testing.T) {
 	// includeStreamUsage defaults to on for the chat-completions surface.
 	data, _ := os.ReadFile("../chatcompat/testdata/text.sse")
 	ex := pt.NewReplay(pt.Stream(data))
-	run(t, newWith(t, Options{BaseURL: "https://gw.example/v1", Executor: ex}), hello())
+	pt.Run(t, newWith(t, Options{BaseURL: "https://gw.example/v1", Executor: ex}), hello())
 	if !bytes.Contains(ex.Body(0), []byte(`"stream_options":{"include_usage":true}`)) {
 		t.Errorf("stream usage not asked for: %s", ex.Body(0))
 	}
@@ -287,7 +276,7 @@ func TestErrorsAndRetries(t *testing.T) {
 	failed, _ := os.ReadFile("testdata/failed.sse")
 	rate, _ := os.ReadFile("testdata/error_event.sse")
 	synctest.Test(t, func(t *testing.T) {
-		want := run(t, newWith(t, Options{Executor: pt.NewReplay(pt.Stream(ok))}), hello())
+		want := pt.Run(t, newWith(t, Options{Executor: pt.NewReplay(pt.Stream(ok))}), hello())
 		cases := []struct {
 			name     string
 			script   []pt.Response
@@ -329,7 +318,7 @@ func TestErrorsAndRetries(t *testing.T) {
 		}
 		after, _ := os.ReadFile("testdata/error_after_text.sse")
 		ex := pt.NewReplay(pt.Stream(after), pt.Stream(ok))
-		if got := run(t, newWith(t, Options{Executor: ex}), hello()); ex.Requests() != 1 || !strings.Contains(got, "text 0 \"Partial\"\nerror responses: upstream error (server_error): stream interrupted") {
+		if got := pt.Run(t, newWith(t, Options{Executor: ex}), hello()); ex.Requests() != 1 || !strings.Contains(got, "text 0 \"Partial\"\nerror responses: upstream error (server_error): stream interrupted") {
 			t.Errorf("error after text, %d requests:\n%s", ex.Requests(), got)
 		}
 		// The chat-completions surface shares the rules and names the provider.
@@ -348,7 +337,7 @@ func TestIdleTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ex := pt.NewReplay(pt.Response{Body: data, Stall: true, StallAfter: 300})
 		p := newWith(t, Options{Executor: ex, Timeout: 1000_000_000})
-		got := run(t, p, hello())
+		got := pt.Run(t, p, hello())
 		if !strings.Contains(got, "error responses: timed out") {
 			t.Errorf("%s", got)
 		}
