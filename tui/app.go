@@ -445,6 +445,13 @@ func (a *App) Run(ctx context.Context, s Session, status Status, prompt string) 
 	if prompt != "" {
 		a.st.submit(prompt)
 	}
+	// Prompts entered while the session was still starting (typed right
+	// after a setup question) go now, in order.
+	early := a.st.early
+	a.st.early = nil
+	for _, p := range early {
+		a.st.submit(p)
+	}
 	err := a.loop(ctx, func() bool { return a.st.exit >= 0 })
 	if err != nil {
 		return ExitInterrupted, err

@@ -101,6 +101,8 @@ type queuedTurn struct{ id, prompt string }
 
 // state is everything the UI shows; only the loop touches it.
 type state struct {
+	// early holds prompts submitted before the session started.
+	early   []string
 	now     func() time.Time
 	km      *keys.Keymap
 	matcher *keys.Matcher
@@ -432,6 +434,10 @@ func (s *state) textInputAction(a keys.Action) {
 // its turn starts (until then under the composer, as queued).
 func (s *state) submit(prompt string) {
 	if s.session == nil {
+		// The session is still starting: keep the prompt for it.
+		if len(s.early) < 32 {
+			s.early = append(s.early, prompt)
+		}
 		return
 	}
 	if _, err := s.session.Submit(prompt); err != nil {
