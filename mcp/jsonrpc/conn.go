@@ -393,8 +393,14 @@ func (c *Conn) read() {
 			case <-c.done:
 				return
 			}
+			// Registered here, before the next message is read, so that a
+			// notifications/cancelled right behind the request finds it.
+			ctx, cancel := context.WithCancel(c.ctx)
+			c.mu.Lock()
+			c.incoming[m.ID] = cancel
+			c.mu.Unlock()
 			c.workers.Add(1)
-			go c.serve(m)
+			go c.serve(ctx, cancel, m)
 		}
 	}
 }
@@ -423,11 +429,7 @@ func (c *Conn) report(err error) {
 	}
 }
 
-func (c *Conn) serve(m *Message) {
-	ctx, cancel := context.WithCancel(c.ctx)
-	c.mu.Lock()
-	c.incoming[m.ID] = cancel
-	c.mu.Unlock()
+func (c *Conn) serve(ctx context.Context, cancel context.CancelFunc, m *Message) {
 	defer func() {
 		c.mu.Lock()
 		delete(c.incoming, m.ID)

@@ -351,3 +351,36 @@ func TestConnCancelRequest(t *testing.T) {
 		}
 	})
 }
+
+// TestConnCancelRightBehind: a cancellation read right behind its request
+// (one write, before the handler's goroutine has started) still cancels
+// it: the request is registered before the next message is read.
+func TestConnCancelRightBehind(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, peer := newRawPeer()
+		started := make(chan struct{})
+		var server *Conn
+		server = NewConn(s, ConnOptions{Handler: HandlerFunc(func(ctx context.Context, m *Message) (any, error) {
+			if m.Kind() == KindNotification {
+				var p struct {
+					RequestID ID `json:"requestId"`
+				}
+				json.Unmarshal(m.Params, &p) //nolint:errcheck // test
+				if !server.CancelRequest(p.RequestID) {
+					t.Error("the request was not registered when its cancellation arrived")
+				}
+				return nil, nil
+			}
+			close(started)
+			<-ctx.Done()
+			return nil, &Error{Code: -1, Message: "stopped"}
+		})})
+		defer server.Close()
+		io.WriteString(peer.w, `{"jsonrpc":"2.0","id":7,"method":"block"}`+"\n"+`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`+"\n")
+		<-started
+		m, err := peer.r.Read()
+		if err != nil || m.Error == nil || m.Error.Message != "stopped" {
+			t.Fatalf("%+v %v", m, err)
+		}
+	})
+}
