@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -475,4 +476,66 @@ func TestE2ETerminalUISetupKey(t *testing.T) {
 	if strings.Contains(string(b), "sk-secret") || !strings.Contains(string(b), `"reasoning"`) {
 		t.Fatalf("settings %s", b)
 	}
+}
+
+// newestAgentPID finds the newest running process of the built binary.
+func newestAgentPID(b testing.TB) int {
+	ents, _ := os.ReadDir("/proc")
+	best := 0
+	bin := agentBinary(b)
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid < best {
+			continue
+		}
+		if exe, err := os.Readlink("/proc/" + e.Name() + "/exe"); err == nil && exe == bin {
+			best = pid
+		}
+	}
+	return best
+}
+
+// procSample is a process's CPU time (clock ticks, user and system) and
+// resident set (kB) from /proc.
+func procSample(b testing.TB, pid int) (ticks, rssKB int) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Fields after the command name, which is in parentheses.
+	rest := string(stat[strings.LastIndexByte(string(stat), ')')+2:])
+	f := strings.Fields(rest)
+	utime, _ := strconv.Atoi(f[11])
+	stime, _ := strconv.Atoi(f[12])
+	st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, line := range strings.Split(string(st), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			rssKB, _ = strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+		}
+	}
+	return utime + stime, rssKB
+}
+
+// BenchmarkBinaryTUIIdle: the UI sits idle for 5 s after its first frame;
+// the CPU time it used meanwhile and its resident set growth (issue
+// target: no CPU and no memory growth while idle).
+func BenchmarkBinaryTUIIdle(b *testing.B) {
+	s := printBenchSandbox(b, "http://127.0.0.1:9/v1")
+	var cpuTicks, growthKB int
+	for b.Loop() {
+		m, out, done := startTUI(b, s)
+		out.waitFor(b, "Type a prompt")
+		out.waitFor(b, "\x1b[?2026l")
+		time.Sleep(500 * time.Millisecond) // past start-up work
+		pid := newestAgentPID(b)
+		t0, r0 := procSample(b, pid)
+		time.Sleep(5 * time.Second)
+		t1, r1 := procSample(b, pid)
+		cpuTicks += t1 - t0
+		growthKB += r1 - r0
+		m.Write([]byte("\x03\x03"))
+		<-done
+	}
+	b.ReportMetric(float64(cpuTicks)*10/float64(b.N), "idle-CPU-ms/5s")
+	b.ReportMetric(float64(growthKB)/float64(b.N), "idle-RSS-growth-kB/5s")
 }

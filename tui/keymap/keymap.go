@@ -126,19 +126,26 @@ const racyWindow = 2 * time.Second
 
 // Options configures a Watcher. The zero value is the default.
 type Options struct {
-	// Interval between looks at the file; 0 means DefaultInterval.
+	// Interval between looks at the file when the system gives no change
+	// notifications (and the second look at a suspect file); 0 means
+	// DefaultInterval.
 	Interval time.Duration
+	// PollOnly looks every interval even where change notifications
+	// (inotify) exist (tests on a fake clock).
+	PollOnly bool
 }
 
-// Watcher watches the overrides file. One goroutine polls the file's
-// status (a stat per interval, cheap and portable, and correct for
-// editors that replace the file by rename) and sends an Update on
-// Updates for each change of content: a valid file brings its bindings,
+// Watcher watches the overrides file. One goroutine looks at the file
+// when its directory changes (inotify, so an idle UI never wakes) or,
+// where the system gives no notifications, every interval (a stat: cheap,
+// portable, and correct for editors that replace the file by rename), and
+// sends an Update on Updates for each change of content: a valid file brings its bindings,
 // an invalid one the previous bindings and its problems, each reported
 // once, a removed file the defaults.
 type Watcher struct {
 	path     string
 	interval time.Duration
+	pollOnly bool
 	updates  chan Update
 	cancel   context.CancelFunc
 	done     chan struct{}
@@ -164,6 +171,7 @@ func Watch(ctx context.Context, path string, opts Options) (*Watcher, Update) {
 	w := &Watcher{
 		path:     path,
 		interval: opts.Interval,
+		pollOnly: opts.PollOnly,
 		updates:  make(chan Update),
 		cancel:   cancel,
 		done:     make(chan struct{}),
@@ -172,8 +180,17 @@ func Watch(ctx context.Context, path string, opts Options) (*Watcher, Update) {
 	if w.interval <= 0 {
 		w.interval = DefaultInterval
 	}
+	// Watch for changes before the first look, so that nothing written
+	// after it goes unseen.
+	var events <-chan struct{}
+	stop := func() {}
+	if !w.pollOnly {
+		if ev, st, ok := dirEvents(filepath.Dir(path)); ok {
+			events, stop = ev, st
+		}
+	}
 	first, _ := w.poll(time.Now(), true)
-	go w.run(ctx)
+	go w.run(ctx, events, stop)
 	return w, first
 }
 
@@ -191,25 +208,61 @@ func (w *Watcher) Close() error {
 	return nil
 }
 
-func (w *Watcher) run(ctx context.Context) {
+func (w *Watcher) run(ctx context.Context, events <-chan struct{}, stop func()) {
 	defer close(w.done)
 	defer close(w.updates)
-	t := time.NewTicker(w.interval)
-	defer t.Stop()
+	defer stop()
+	// Without change notifications, look every interval. With them, look
+	// when the directory changes, and once more an interval after a look
+	// that found a suspect file (a problem is reported when it stays).
+	var tick <-chan time.Time
+	var t *time.Ticker
+	if events == nil {
+		t = time.NewTicker(w.interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	var again *time.Timer
+	var againC <-chan time.Time
+	defer func() {
+		if again != nil {
+			again.Stop()
+		}
+	}()
 	for {
+		var now time.Time
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-t.C:
-			u, changed := w.poll(now, false)
-			if !changed {
-				continue
+		case now = <-tick:
+		case now = <-againC:
+			againC = nil
+		case _, open := <-events:
+			if !open {
+				// The directory went away: poll from now on.
+				events = nil
+				t = time.NewTicker(w.interval)
+				defer t.Stop()
+				tick = t.C
 			}
-			select {
-			case w.updates <- u:
-			case <-ctx.Done():
-				return
+			now = time.Now()
+		}
+		u, changed := w.poll(now, false)
+		if events != nil && w.hasSuspect && againC == nil {
+			if again == nil {
+				again = time.NewTimer(w.interval)
+			} else {
+				again.Reset(w.interval)
 			}
+			againC = again.C
+		}
+		if !changed {
+			continue
+		}
+		select {
+		case w.updates <- u:
+		case <-ctx.Done():
+			return
 		}
 	}
 }

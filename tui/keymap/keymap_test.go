@@ -127,7 +127,7 @@ func TestWatcher(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "keybindings.json")
-		w, first := Watch(t.Context(), path, Options{})
+		w, first := Watch(t.Context(), path, Options{PollOnly: true})
 		if first.Keymap != keys.Defaults() || first.Notices != nil {
 			t.Fatalf("first update: %+v", first)
 		}
@@ -214,7 +214,7 @@ func TestWatcherStopsWithContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "keybindings.json")
 		ctx, cancel := context.WithCancel(t.Context())
-		w, _ := Watch(ctx, path, Options{Interval: 10 * time.Millisecond})
+		w, _ := Watch(ctx, path, Options{Interval: 10 * time.Millisecond, PollOnly: true})
 		write(t, path, `{"version": 1, "bindings": {}}`)
 		time.Sleep(50 * time.Millisecond) // the update is now waiting
 		cancel()
@@ -295,5 +295,52 @@ func TestWatcherPartialWrite(t *testing.T) {
 	}
 	if u, changed = w.poll(time.Now(), false); !changed || u.Keymap != keys.Defaults() {
 		t.Fatalf("removed: changed=%v %+v", changed, u)
+	}
+}
+
+// TestWatcherNotified: with change notifications (inotify) the watcher
+// looks when the directory changes rather than on a timer: a valid change
+// applies, a broken file is reported once it stays, a rename over the
+// file applies, and a removal restores the defaults. Real time: the
+// notifications come from the kernel.
+func TestWatcherNotified(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, ok := dirEvents(dir); !ok {
+		t.Skip("no change notifications on this system")
+	}
+	path := filepath.Join(dir, "keybindings.json")
+	w, _ := Watch(t.Context(), path, Options{})
+	defer w.Close()
+	next := func(what string) Update {
+		t.Helper()
+		select {
+		case u := <-w.Updates():
+			return u
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no update", what)
+		}
+		return Update{}
+	}
+	write(t, path, `{"version": 1, "bindings": {"list-picker": {"select": "ctrl+o"}}}`)
+	if u := next("valid file"); u.Notices != nil {
+		t.Fatalf("%+v", u)
+	} else if a, _ := u.Keymap.Lookup(keys.ListPicker, stroke(t, "ctrl+o")); a != keys.ActSelect {
+		t.Fatalf("%+v", u)
+	}
+	write(t, path, `{"version": 1, "bindings": {"list-picker": {"select": "ctrl+c"}}}`)
+	if u := next("invalid file"); len(u.Notices) != 1 {
+		t.Fatalf("%+v", u)
+	}
+	tmp := path + ".tmp"
+	write(t, tmp, `{"version": 1, "bindings": {"list-picker": {"select": "ctrl+p"}}}`)
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	if u := next("renamed file"); u.Notices != nil {
+		t.Fatalf("%+v", u)
+	}
+	os.Remove(path)
+	if u := next("removed file"); u.Keymap != keys.Defaults() {
+		t.Fatalf("%+v", u)
 	}
 }
