@@ -130,6 +130,8 @@ type App struct {
 
 	mu      sync.Mutex
 	pending []agent.Event
+	held    []agent.Event // the main session's, while a background one is shown
+	holding bool
 	notices []string
 
 	cmdCtx    context.Context
@@ -259,6 +261,32 @@ func (a *App) readInput() {
 // observe is the session observer: it queues the event and wakes the
 // loop without blocking the session (consecutive text deltas merge, so
 // the queue stays short however slow the terminal is).
+// observeMain receives the main session's events: shown, or held while a
+// background session is shown (at most maxHeld; beyond that the oldest
+// text deltas are the ones that merge).
+func (a *App) observeMain(ev agent.Event) {
+	a.mu.Lock()
+	if !a.holding {
+		a.mu.Unlock()
+		a.observe(ev)
+		return
+	}
+	if n := len(a.held); n > 0 && (ev.Kind == agent.EventText || ev.Kind == agent.EventReasoning) {
+		if last := &a.held[n-1]; last.Kind == ev.Kind && last.Turn == ev.Turn {
+			last.Text += ev.Text
+			a.mu.Unlock()
+			return
+		}
+	}
+	if len(a.held) < maxHeld {
+		a.held = append(a.held, ev)
+	}
+	a.mu.Unlock()
+}
+
+// maxHeld bounds the main session's events kept while attached elsewhere.
+const maxHeld = 10000
+
 func (a *App) observe(ev agent.Event) {
 	a.mu.Lock()
 	if n := len(a.pending); n > 0 && (ev.Kind == agent.EventText || ev.Kind == agent.EventReasoning) {
@@ -433,13 +461,50 @@ func (a *App) Run(ctx context.Context, s Session, status Status, prompt string) 
 	a.st.session = s
 	a.st.status = status
 	a.st.runCommand = a.runCommand
-	unsub := s.Subscribe(a.observe)
-	defer func() { unsub() }()
-	a.st.resubscribe = func(ns Session) {
-		unsub()
+	// The main session stays subscribed while a background session is
+	// shown: its events wait in held (bounded) and are applied on the
+	// way back, so nothing it did meanwhile is lost.
+	mainSess := s
+	mainUnsub := s.Subscribe(a.observeMain)
+	defer func() { mainUnsub() }()
+	a.st.replaceMain = func(ns Session) {
+		mainUnsub()
 		a.mu.Lock()
-		a.pending = nil // the old session's events
+		a.pending, a.held, a.holding = nil, nil, false
 		a.mu.Unlock()
+		mainSess = ns
+		mainUnsub = ns.Subscribe(a.observeMain)
+	}
+	var unsub func()
+	defer func() {
+		if unsub != nil {
+			unsub()
+		}
+	}()
+	a.st.holdMain = func() {
+		a.mu.Lock()
+		a.holding = true
+		a.mu.Unlock()
+	}
+	a.st.releaseMain = func() {
+		a.mu.Lock()
+		a.holding = false
+		a.pending = append(a.held, a.pending...)
+		a.held = nil
+		a.mu.Unlock()
+		a.poke()
+	}
+	a.st.resubscribe = func(ns Session) {
+		if unsub != nil {
+			unsub()
+			unsub = nil
+		}
+		a.mu.Lock()
+		a.pending = nil // the previous attached session's events
+		a.mu.Unlock()
+		if ns == mainSess {
+			return // the main session's subscription never ended
+		}
 		unsub = ns.Subscribe(a.observe)
 	}
 	if prompt != "" {

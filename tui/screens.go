@@ -158,7 +158,12 @@ func (s *state) openResume() {
 // stored conversation (user prompts and the assistant's text; tool calls
 // show by name).
 func (s *state) switchTo(sw Switched) {
-	if s.resubscribe != nil {
+	if s.main != nil {
+		s.backToMain() // detach first: the resumed session becomes the main one
+	}
+	if s.replaceMain != nil {
+		s.replaceMain(sw.Session)
+	} else if s.resubscribe != nil {
 		s.resubscribe(sw.Session)
 	}
 	s.session, s.status = sw.Session, sw.Status
@@ -513,10 +518,14 @@ func (s *state) openTheme() {
 // attached is the main session kept aside while a background session is
 // attached, so that switching back restores it as it was.
 type attached struct {
-	session Session
-	status  Status
-	entries []*entry
-	detach  func()
+	session  Session
+	status   Status
+	entries  []*entry
+	detach   func()
+	busy     bool
+	turn     string
+	queued   []queuedTurn
+	recovery string
 }
 
 const mainID = "\x00main"
@@ -600,7 +609,11 @@ func (s *state) openSwitcher() {
 // main session keeps running and comes back with backToMain.
 func (s *state) attach(sess Session, st Status) {
 	if s.main == nil {
-		s.main = &attached{session: s.session, status: s.status, entries: s.entries}
+		s.main = &attached{session: s.session, status: s.status, entries: s.entries,
+			busy: s.busy, turn: s.turn, queued: s.queued, recovery: s.recovery}
+		if s.holdMain != nil {
+			s.holdMain() // its events wait for the way back, not lost
+		}
 	} else if d, ok := s.session.(interface{ Close() error }); ok {
 		d.Close() // detach from the previous background session
 	}
@@ -625,6 +638,9 @@ func (s *state) backToMain() {
 		s.resubscribe(m.session)
 	}
 	s.session, s.status, s.entries = m.session, m.status, m.entries
-	s.scroll, s.queued, s.busy, s.turn, s.recovery = 0, nil, false, "", ""
+	s.scroll, s.queued, s.busy, s.turn, s.recovery = 0, m.queued, m.busy, m.turn, m.recovery
+	if s.releaseMain != nil {
+		s.releaseMain() // what the main session did meanwhile
+	}
 	s.notice("Back in the main session.")
 }

@@ -413,11 +413,20 @@ func TestWorkspaceSwitcherAttach(t *testing.T) {
 		bg.emit(agent.Event{Kind: agent.EventTurnStart, Turn: "b/1", Text: "bg work"})
 		synctest.Wait()
 		h.expect("› bg work")
+		// The main session works on while a background one is shown: its
+		// events wait and show on the way back.
+		h.emit(agent.Event{Kind: agent.EventTurnStart, Turn: "s/2", Text: "queued while away"},
+			agent.Event{Kind: agent.EventText, Turn: "s/2", Text: "answered "}, agent.Event{Kind: agent.EventText, Turn: "s/2", Text: "meanwhile"},
+			agent.Event{Kind: agent.EventComplete, Turn: "s/2", Result: &agent.TurnResult{Turn: "s/2", Status: agent.StatusComplete, Text: "answered meanwhile"}})
+		synctest.Wait()
+		h.expectNot("queued while away")
 		h.typ("\x02")
 		h.expect("main session")
 		h.typ("\r")
 		h.expect("Back in the main session")
 		h.expect("› main prompt")
+		h.expect("› queued while away")
+		h.expect("answered meanwhile")
 		h.expect("local · fake-model")
 		h.typ("\x02")
 		h.esc()

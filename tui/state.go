@@ -137,6 +137,11 @@ type state struct {
 	// commands runs the slash commands the UI does not run itself.
 	commands CommandRunner
 	// spawn runs work off the loop and applies its result on it;
+	// holdMain keeps the main session's events aside while a background
+	// session is shown; releaseMain applies them on the way back.
+	holdMain, releaseMain func()
+	// replaceMain makes another session the main one (/resume).
+	replaceMain func(Session)
 	// resubscribe moves the observer to a switched-to session.
 	spawn       func(fn func(ctx context.Context) func())
 	resubscribe func(Session)
