@@ -400,7 +400,21 @@ func (t *sessionTarget) CallTool(ctx context.Context, name string, args json.Raw
 }
 
 func (t *sessionTarget) Submit(ctx context.Context, prompt string) (mcp.ServedResult, error) {
-	res, err := t.s.Run(ctx, prompt)
+	// A client that asked for progress hears of the turn's steps.
+	res, err := t.s.RunWatched(ctx, prompt, func(ev agent.Event) {
+		switch ev.Kind {
+		case agent.EventQueued:
+			mcp.ReportProgress(ctx, "queued behind the running turn")
+		case agent.EventTurnStart:
+			mcp.ReportProgress(ctx, "the turn started")
+		case agent.EventToolStart:
+			mcp.ReportProgress(ctx, "running "+ev.Tool.Name)
+		case agent.EventToolEnd:
+			if ev.Tool.Denied {
+				mcp.ReportProgress(ctx, ev.Tool.Name+" was denied")
+			}
+		}
+	})
 	if err != nil && res.Status == "" {
 		return mcp.ServedResult{}, err
 	}

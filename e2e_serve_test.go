@@ -937,3 +937,74 @@ func TestE2EServeSecondSignalRemovesTokenFile(t *testing.T) {
 		t.Fatalf("the token file is still there after a second signal: %v", err)
 	}
 }
+
+// TestE2EServeProgress: an agent_submit that asks for progress hears of
+// the turn's steps as notifications/progress before its answer, on stdio
+// and over loopback HTTP; one that does not ask hears nothing.
+func TestE2EServeProgress(t *testing.T) {
+	s, srv := printSandbox(t,
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Read", Args: `{"file_path":"notes.txt"}`}}},
+		fakemodel.Reply{Text: "read it"},
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c2", Name: "Read", Args: `{"file_path":"notes.txt"}`}}},
+		fakemodel.Reply{Text: "over http"})
+	s.write("notes.txt", "some notes\n")
+	msgs, r := stdioLines(t, s, nil, initLine,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"agent_submit","arguments":{"prompt":"read the notes"},"_meta":{"progressToken":"p-1"}}}`)
+	if r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	var steps []string
+	answered := -1
+	for i, m := range msgs {
+		if m["method"] == "notifications/progress" {
+			p := m["params"].(map[string]any)
+			if p["progressToken"] != "p-1" {
+				t.Fatalf("progress for another token: %v", m)
+			}
+			steps = append(steps, p["message"].(string))
+			if answered >= 0 {
+				t.Fatalf("progress after the answer: %v", msgs)
+			}
+		}
+		if fmt.Sprint(m["id"]) == "2" {
+			answered = i
+		}
+	}
+	if strings.Join(steps, "|") != "the turn started|running Read" {
+		t.Fatalf("steps %q", steps)
+	}
+	if text, _ := resultText(t, byID(msgs)["2"]); text != "read it" {
+		t.Fatalf("%q", text)
+	}
+	// Over loopback HTTP, in the SSE answer.
+	tokFile := filepath.Join(t.TempDir(), "serve.token")
+	p := startServe(t, s, "--http-token-file", tokFile)
+	port := p.waitLine(t, listenRe)[1]
+	p.waitLine(t, regexp.MustCompile(regexp.QuoteMeta("bearer token in "+tokFile)))
+	tok, _ := os.ReadFile(tokFile)
+	url := "http://127.0.0.1:" + port + "/mcp"
+	h := map[string]string{"Authorization": "Bearer " + string(tok)}
+	resp, _ := httpDo(t, mcpPost(t, url, initLine, h))
+	h["Mcp-Session-Id"] = resp.Header.Get("Mcp-Session-Id")
+	h["MCP-Protocol-Version"] = "2025-11-25"
+	httpDo(t, mcpPost(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, h))
+	_, body := httpDo(t, mcpPost(t, url, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"agent_submit","arguments":{"prompt":"again"},"_meta":{"progressToken":7}}}`, h))
+	i, j := strings.Index(body, `"notifications/progress"`), strings.Index(body, `"over http"`)
+	if i < 0 || j < 0 || i > j || !strings.Contains(body, `"running Read"`) || !strings.Contains(body, `"progressToken":7`) {
+		t.Fatalf("SSE answer: %s", body)
+	}
+	p.stop(t, syscall.SIGTERM)
+
+	// Without a progressToken, no progress.
+	srv.Add(fakemodel.Reply{Text: "plain"})
+	msgs, _ = stdioLines(t, s, nil, initLine,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"agent_submit","arguments":{"prompt":"no progress"}}}`)
+	for _, m := range msgs {
+		if m["method"] == "notifications/progress" {
+			t.Fatalf("progress nobody asked for: %v", m)
+		}
+	}
+
+}

@@ -281,6 +281,50 @@ func (s *Session) Run(ctx context.Context, prompt string) (TurnResult, error) {
 	return res, nil
 }
 
+// RunWatched is Run, and also passes watch the events of this turn only,
+// in order, from the session's goroutine (watch must not block): a front
+// end that reports a turn's progress (agent mcp serve's agent_submit).
+func (s *Session) RunWatched(ctx context.Context, prompt string, watch func(Event)) (TurnResult, error) {
+	var mu sync.Mutex
+	var id string
+	var early []Event
+	unsub := s.Subscribe(func(ev Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case id == "":
+			if len(early) < 64 {
+				early = append(early, ev)
+			}
+		case ev.Turn == id:
+			watch(ev)
+		}
+	})
+	defer unsub()
+	t, err := s.Submit(TurnRequest{Prompt: prompt})
+	if err != nil {
+		return TurnResult{}, err
+	}
+	mu.Lock()
+	id = t.ID
+	for _, ev := range early {
+		if ev.Turn == id {
+			watch(ev)
+		}
+	}
+	early = nil
+	mu.Unlock()
+	res, err := t.Wait(ctx)
+	if err != nil {
+		if !s.CancelQueued(t.ID) {
+			t.cancel(ErrAborted)
+		}
+		<-t.done
+		return t.res, err
+	}
+	return res, nil
+}
+
 // Queued returns the prompts waiting, oldest first.
 func (s *Session) Queued() []*Turn {
 	s.mu.Lock()

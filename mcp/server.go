@@ -460,6 +460,8 @@ func (s *Server) callTool(ctx context.Context, params json.RawMessage) (map[stri
 	if err != nil {
 		return nil, err
 	}
+	ctx, stopProgress := startProgress(ctx, params)
+	defer stopProgress()
 	var res ServedResult
 	if p.Name == SubmitTool {
 		prompt, perr := submitPrompt(p.Arguments)

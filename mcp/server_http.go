@@ -541,8 +541,23 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, ctx context.Context, m *json
 		err error
 	}
 	done := make(chan outcome, 1)
+	notes := make(chan []byte, maxProgressQueue)
+	nctx := withNotifier(ctx, func(method string, params any) {
+		m, err := jsonrpc.NewNotification(method, params)
+		if err != nil {
+			return
+		}
+		b, err := jsonrpc.Encode(m)
+		if err != nil {
+			return
+		}
+		select {
+		case notes <- b:
+		case <-ctx.Done():
+		}
+	})
 	go func() {
-		res, err := run(ctx)
+		res, err := run(nctx)
 		done <- outcome{res, err}
 	}()
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -554,6 +569,10 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, ctx context.Context, m *json
 	for {
 		select {
 		case o := <-done:
+			// Reports made before the answer go before it.
+			for len(notes) > 0 {
+				sse.Write(w, sse.Event{Data: string(<-notes)}) //nolint:errcheck // as below
+			}
 			b, err := jsonrpc.Encode(serveResponse(m.ID, o.res, o.err))
 			if err != nil {
 				return
@@ -561,6 +580,9 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, ctx context.Context, m *json
 			sse.Write(w, sse.Event{Data: string(b)}) //nolint:errcheck // a client that went away reads nothing
 			fl.Flush()
 			return
+		case b := <-notes:
+			sse.Write(w, sse.Event{Data: string(b)}) //nolint:errcheck // a client that went away reads nothing
+			fl.Flush()
 		case <-tick.C:
 			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
 				<-done // ctx has ended with the connection; wait for the call

@@ -26,6 +26,9 @@ func (s *Server) ServeStream(ctx context.Context, st jsonrpc.Stream) error {
 	ready := make(chan struct{})
 	h := jsonrpc.HandlerFunc(func(hctx context.Context, m *jsonrpc.Message) (any, error) {
 		<-ready
+		hctx = withNotifier(hctx, func(method string, params any) {
+			conn.Notify(hctx, method, params) //nolint:errcheck // a client that went away reads nothing
+		})
 		if m.Kind() == jsonrpc.KindNotification {
 			if m.Method == "notifications/cancelled" {
 				// basic/utilities/cancellation: stop the named request.
