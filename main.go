@@ -293,7 +293,14 @@ func versionLine() string {
 
 func overview() string {
 	var b strings.Builder
-	b.WriteString("agent: a terminal AI agent\n\nUsage:\n  agent COMMAND [flags]\n\nCommands:\n")
+	b.WriteString("agent: a terminal AI agent\n\nUsage:\n" +
+		"  agent [flags] [PROMPT]        the interactive session in this directory\n" +
+		"  agent -p [flags] [PROMPT|-]   print mode: one turn, the answer on stdout (\"-\" or no PROMPT: stdin)\n" +
+		"  agent COMMAND [flags]\n\n")
+	_, f, _, _ := rootFlags(nil)
+	b.WriteString("Session flags (interactive and print mode):\n")
+	b.WriteString(strings.TrimPrefix(f.usage(), "\nFlags:\n"))
+	b.WriteString("\nCommands:\n")
 	cmds := commands()
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].path < cmds[j].path })
 	width := 0
