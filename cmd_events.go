@@ -190,7 +190,7 @@ issuer and resource, how many events it admitted and refused, and its rate windo
 		build: func(f *flagSet) func(context.Context, *env, []string) error {
 			return func(ctx context.Context, e *env, args []string) error {
 				if len(args) != 1 {
-					return usagef("session events list", "needs exactly one ID (see 'agent session list')")
+					return usagef("session events list", "needs exactly one ID; 'agent session list' shows them")
 				}
 				data, err := eventsCall(ctx, e, args[0], "events.list", nil)
 				if err != nil {

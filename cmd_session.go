@@ -286,7 +286,7 @@ ends the session and waits until its process has let go of the control socket.`,
 		build: func(f *flagSet) func(context.Context, *env, []string) error {
 			return func(ctx context.Context, e *env, args []string) error {
 				if len(args) != 1 {
-					return usagef("session stop", "needs exactly one ID (see 'agent session list')")
+					return usagef("session stop", "needs exactly one ID; 'agent session list' shows them")
 				}
 				dir := agent.RunDir(e.home, os.LookupEnv)
 				cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
