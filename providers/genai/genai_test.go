@@ -277,44 +277,18 @@ func TestErrorsAndRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		want := pt.Run(t, newWith(t, Options{Executor: pt.NewReplay(pt.Stream(ok))}), hello())
 		unavailable := `{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}`
-		cases := []struct {
-			name     string
-			script   []pt.Response
-			kind     error
-			code     string
-			requests int
-		}{
-			{"503 then success", []pt.Response{pt.Status(503, unavailable), pt.Stream(ok)}, nil, "", 2},
-			{"503 as a list", []pt.Response{pt.Status(503, "["+unavailable+"]")}, providers.ErrUpstream, "UNAVAILABLE", 3},
-			{"in-stream unavailable then success", []pt.Response{pt.Stream(over), pt.Stream(ok)}, nil, "", 2},
-			{"in-stream unavailable three times", []pt.Response{pt.Stream(over)}, providers.ErrUpstream, "UNAVAILABLE", 3},
-			{"429", []pt.Response{pt.Status(429, `{"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED"}}`, "Retry-After", "1"), pt.Stream(ok)}, nil, "", 2},
-			{"bad key", []pt.Response{pt.Status(400, `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}`)}, providers.ErrAuthentication, "API_KEY_INVALID", 1},
-			{"403", []pt.Response{pt.Status(403, `{"error":{"code":403,"message":"denied","status":"PERMISSION_DENIED"}}`)}, providers.ErrAuthentication, "PERMISSION_DENIED", 1},
-			{"too long", []pt.Response{pt.Status(400, `{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`)}, providers.ErrContextTooLong, "INVALID_ARGUMENT", 1},
-			{"404 model", []pt.Response{pt.Status(404, `{"error":{"code":404,"message":"models/x is not found","status":"NOT_FOUND"}}`)}, providers.ErrInvalidRequest, "NOT_FOUND", 1},
+		cases := []pt.ErrorCase{
+			pt.Case("503 then success", []pt.Response{pt.Status(503, unavailable), pt.Stream(ok)}, nil, "", 2),
+			pt.Case("503 as a list", []pt.Response{pt.Status(503, "["+unavailable+"]")}, providers.ErrUpstream, "UNAVAILABLE", 3),
+			pt.Case("in-stream unavailable then success", []pt.Response{pt.Stream(over), pt.Stream(ok)}, nil, "", 2),
+			pt.Case("in-stream unavailable three times", []pt.Response{pt.Stream(over)}, providers.ErrUpstream, "UNAVAILABLE", 3),
+			pt.Case("429", []pt.Response{pt.Status(429, `{"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED"}}`, "Retry-After", "1"), pt.Stream(ok)}, nil, "", 2),
+			pt.Case("bad key", []pt.Response{pt.Status(400, `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}`)}, providers.ErrAuthentication, "API_KEY_INVALID", 1),
+			pt.Case("403", []pt.Response{pt.Status(403, `{"error":{"code":403,"message":"denied","status":"PERMISSION_DENIED"}}`)}, providers.ErrAuthentication, "PERMISSION_DENIED", 1),
+			pt.Case("too long", []pt.Response{pt.Status(400, `{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`)}, providers.ErrContextTooLong, "INVALID_ARGUMENT", 1),
+			pt.Case("404 model", []pt.Response{pt.Status(404, `{"error":{"code":404,"message":"models/x is not found","status":"NOT_FOUND"}}`)}, providers.ErrInvalidRequest, "NOT_FOUND", 1),
 		}
-		for _, c := range cases {
-			ex := pt.NewReplay(c.script...)
-			s, err := newWith(t, Options{Executor: ex}).Chat(context.Background(), hello())
-			var evs []providers.Event
-			if err == nil {
-				evs, err = pt.Drain(s)
-			}
-			if c.kind == nil {
-				if got := pt.Format(evs, err); got != want {
-					t.Errorf("%s:\n%s", c.name, got)
-				}
-			} else {
-				var pe *providers.Error
-				if !errors.As(err, &pe) || !errors.Is(err, c.kind) || pe.Code != c.code || pe.Provider != "genai" {
-					t.Errorf("%s: %v", c.name, err)
-				}
-			}
-			if ex.Requests() != c.requests {
-				t.Errorf("%s: %d requests, want %d", c.name, ex.Requests(), c.requests)
-			}
-		}
+		pt.RunErrorCases(t, "genai", func(ex providers.Executor) providers.Provider { return newWith(t, Options{Executor: ex}) }, hello, want, cases)
 		after, _ := os.ReadFile("testdata/error_after_text.sse")
 		ex := pt.NewReplay(pt.Stream(after), pt.Stream(ok))
 		if got := pt.Run(t, newWith(t, Options{Executor: ex}), hello()); ex.Requests() != 1 || !strings.Contains(got, "text 0 \"Partial\"\nerror genai: upstream error (INTERNAL)") {

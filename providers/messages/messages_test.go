@@ -183,43 +183,17 @@ func TestOverloadedAndErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		want := pt.Run(t, newWith(t, Options{Executor: pt.NewReplay(pt.Stream(ok))}), hello())
 		overloaded := `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_1"}`
-		cases := []struct {
-			name     string
-			script   []pt.Response
-			kind     error
-			code     string
-			requests int
-		}{
-			{"529 then success", []pt.Response{pt.Status(529, overloaded), pt.Stream(ok)}, nil, "", 2},
-			{"in-stream overloaded then success", []pt.Response{pt.Stream(over), pt.Stream(ok)}, nil, "", 2},
-			{"529 three times", []pt.Response{pt.Status(529, overloaded, "Request-Id", "req_1")}, providers.ErrUpstream, "overloaded_error", 3},
-			{"in-stream overloaded three times", []pt.Response{pt.Stream(over)}, providers.ErrUpstream, "overloaded_error", 3},
-			{"429", []pt.Response{pt.Status(429, `{"type":"error","error":{"type":"rate_limit_error","message":"slow"}}`, "Retry-After", "1"), pt.Stream(ok)}, nil, "", 2},
-			{"prompt too long", []pt.Response{pt.Status(400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`)}, providers.ErrContextTooLong, "invalid_request_error", 1},
-			{"401", []pt.Response{pt.Status(401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`)}, providers.ErrAuthentication, "authentication_error", 1},
-			{"413", []pt.Response{pt.Status(413, `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`)}, providers.ErrContextTooLong, "request_too_large", 1},
+		cases := []pt.ErrorCase{
+			pt.Case("529 then success", []pt.Response{pt.Status(529, overloaded), pt.Stream(ok)}, nil, "", 2),
+			pt.Case("in-stream overloaded then success", []pt.Response{pt.Stream(over), pt.Stream(ok)}, nil, "", 2),
+			pt.Case("529 three times", []pt.Response{pt.Status(529, overloaded, "Request-Id", "req_1")}, providers.ErrUpstream, "overloaded_error", 3),
+			pt.Case("in-stream overloaded three times", []pt.Response{pt.Stream(over)}, providers.ErrUpstream, "overloaded_error", 3),
+			pt.Case("429", []pt.Response{pt.Status(429, `{"type":"error","error":{"type":"rate_limit_error","message":"slow"}}`, "Retry-After", "1"), pt.Stream(ok)}, nil, "", 2),
+			pt.Case("prompt too long", []pt.Response{pt.Status(400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`)}, providers.ErrContextTooLong, "invalid_request_error", 1),
+			pt.Case("401", []pt.Response{pt.Status(401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`)}, providers.ErrAuthentication, "authentication_error", 1),
+			pt.Case("413", []pt.Response{pt.Status(413, `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`)}, providers.ErrContextTooLong, "request_too_large", 1),
 		}
-		for _, c := range cases {
-			ex := pt.NewReplay(c.script...)
-			s, err := newWith(t, Options{Executor: ex}).Chat(context.Background(), hello())
-			var evs []providers.Event
-			if err == nil {
-				evs, err = pt.Drain(s)
-			}
-			if c.kind == nil {
-				if got := pt.Format(evs, err); got != want {
-					t.Errorf("%s:\n%s", c.name, got)
-				}
-			} else {
-				var pe *providers.Error
-				if !errors.As(err, &pe) || !errors.Is(err, c.kind) || pe.Code != c.code || pe.Provider != "messages" {
-					t.Errorf("%s: %v", c.name, err)
-				}
-			}
-			if ex.Requests() != c.requests {
-				t.Errorf("%s: %d requests, want %d", c.name, ex.Requests(), c.requests)
-			}
-		}
+		pt.RunErrorCases(t, "messages", func(ex providers.Executor) providers.Provider { return newWith(t, Options{Executor: ex}) }, hello, want, cases)
 		// An error after text has streamed is reported, never retried.
 		after, _ := os.ReadFile("testdata/error_after_text.sse")
 		ex := pt.NewReplay(pt.Stream(after), pt.Stream(ok))

@@ -2,6 +2,7 @@ package providertest
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -129,4 +130,49 @@ func BenchStream(b *testing.B, p providers.Provider, req *providers.Request, bod
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*sseEvents), "ns/event")
+}
+
+// ErrorCase is one scripted exchange of a provider's errors-and-retries
+// table: the responses the executor replays, and either success (Kind
+// nil: the events equal the table's want) or the error kind and API code
+// expected, with the number of requests sent (retries included).
+type ErrorCase struct {
+	Name     string
+	Script   []Response
+	Kind     error
+	Code     string
+	Requests int
+}
+
+// RunErrorCases runs each case with a provider built over its replay; the
+// errors must name provider. Run it inside a synctest bubble so that the
+// backoff between retries takes no real time.
+func RunErrorCases(t *testing.T, provider string, newProvider func(ex providers.Executor) providers.Provider, req func() *providers.Request, want string, cases []ErrorCase) {
+	t.Helper()
+	for _, c := range cases {
+		ex := NewReplay(c.Script...)
+		s, err := newProvider(ex).Chat(context.Background(), req())
+		var evs []providers.Event
+		if err == nil {
+			evs, err = Drain(s)
+		}
+		if c.Kind == nil {
+			if got := Format(evs, err); got != want {
+				t.Errorf("%s:\n%s", c.Name, got)
+			}
+		} else {
+			var pe *providers.Error
+			if !errors.As(err, &pe) || !errors.Is(err, c.Kind) || pe.Code != c.Code || pe.Provider != provider {
+				t.Errorf("%s: %v", c.Name, err)
+			}
+		}
+		if ex.Requests() != c.Requests {
+			t.Errorf("%s: %d requests, want %d", c.Name, ex.Requests(), c.Requests)
+		}
+	}
+}
+
+// Case builds an ErrorCase (tables read best positionally).
+func Case(name string, script []Response, kind error, code string, requests int) ErrorCase {
+	return ErrorCase{Name: name, Script: script, Kind: kind, Code: code, Requests: requests}
 }

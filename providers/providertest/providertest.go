@@ -149,7 +149,7 @@ type replayBody struct {
 func (b *replayBody) Read(p []byte) (int, error) {
 	select {
 	case <-b.closed:
-		return 0, errors("read on closed body")
+		return 0, textError("read on closed body")
 	default:
 	}
 	end := len(b.data)
@@ -161,7 +161,7 @@ func (b *replayBody) Read(p []byte) (int, error) {
 		case <-b.ctx.Done():
 			return 0, b.ctx.Err()
 		case <-b.closed:
-			return 0, errors("read on closed body")
+			return 0, textError("read on closed body")
 		}
 	}
 	if b.stall >= 0 {
@@ -186,9 +186,9 @@ func (b *replayBody) Close() error {
 	return nil
 }
 
-type errors string
+type textError string
 
-func (e errors) Error() string { return string(e) }
+func (e textError) Error() string { return string(e) }
 
 // Stream is a Response delivering body in one piece.
 func Stream(body []byte) Response { return Response{Body: body} }

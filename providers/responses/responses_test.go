@@ -277,45 +277,19 @@ func TestErrorsAndRetries(t *testing.T) {
 	rate, _ := os.ReadFile("testdata/error_event.sse")
 	synctest.Test(t, func(t *testing.T) {
 		want := pt.Run(t, newWith(t, Options{Executor: pt.NewReplay(pt.Stream(ok))}), hello())
-		cases := []struct {
-			name     string
-			script   []pt.Response
-			kind     error
-			code     string
-			requests int
-		}{
-			{"500 then success", []pt.Response{pt.Status(500, `{"error":{"message":"boom","type":"server_error","code":null}}`), pt.Stream(ok)}, nil, "", 2},
-			{"response.failed then success", []pt.Response{pt.Stream(failed), pt.Stream(ok)}, nil, "", 2},
-			{"in-stream rate limit then success", []pt.Response{pt.Stream(rate), pt.Stream(ok)}, nil, "", 2},
-			{"response.failed three times", []pt.Response{pt.Stream(failed)}, providers.ErrUpstream, "server_error", 3},
-			{"429 with retry-after-ms", []pt.Response{pt.Status(429, `{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}`, "Retry-After-Ms", "20"), pt.Stream(ok)}, nil, "", 2},
-			{"429 too long to wait", []pt.Response{pt.Status(429, `{"error":{"message":"slow","code":"rate_limit_exceeded"}}`, "Retry-After", "3600")}, providers.ErrRateLimited, "rate_limit_exceeded", 1},
-			{"x-should-retry false", []pt.Response{pt.Status(503, `{"error":{"message":"no"}}`, "X-Should-Retry", "false")}, providers.ErrUpstream, "", 1},
-			{"401", []pt.Response{pt.Status(401, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`)}, providers.ErrAuthentication, "invalid_api_key", 1},
-			{"context too long", []pt.Response{pt.Status(400, `{"error":{"message":"Your input exceeds the context window of this model.","type":"invalid_request_error","code":"context_length_exceeded"}}`)}, providers.ErrContextTooLong, "context_length_exceeded", 1},
-			{"400", []pt.Response{pt.Status(400, `{"error":{"message":"Unknown parameter","type":"invalid_request_error","param":"x","code":"unknown_parameter"}}`)}, providers.ErrInvalidRequest, "unknown_parameter", 1},
+		cases := []pt.ErrorCase{
+			pt.Case("500 then success", []pt.Response{pt.Status(500, `{"error":{"message":"boom","type":"server_error","code":null}}`), pt.Stream(ok)}, nil, "", 2),
+			pt.Case("response.failed then success", []pt.Response{pt.Stream(failed), pt.Stream(ok)}, nil, "", 2),
+			pt.Case("in-stream rate limit then success", []pt.Response{pt.Stream(rate), pt.Stream(ok)}, nil, "", 2),
+			pt.Case("response.failed three times", []pt.Response{pt.Stream(failed)}, providers.ErrUpstream, "server_error", 3),
+			pt.Case("429 with retry-after-ms", []pt.Response{pt.Status(429, `{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}`, "Retry-After-Ms", "20"), pt.Stream(ok)}, nil, "", 2),
+			pt.Case("429 too long to wait", []pt.Response{pt.Status(429, `{"error":{"message":"slow","code":"rate_limit_exceeded"}}`, "Retry-After", "3600")}, providers.ErrRateLimited, "rate_limit_exceeded", 1),
+			pt.Case("x-should-retry false", []pt.Response{pt.Status(503, `{"error":{"message":"no"}}`, "X-Should-Retry", "false")}, providers.ErrUpstream, "", 1),
+			pt.Case("401", []pt.Response{pt.Status(401, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`)}, providers.ErrAuthentication, "invalid_api_key", 1),
+			pt.Case("context too long", []pt.Response{pt.Status(400, `{"error":{"message":"Your input exceeds the context window of this model.","type":"invalid_request_error","code":"context_length_exceeded"}}`)}, providers.ErrContextTooLong, "context_length_exceeded", 1),
+			pt.Case("400", []pt.Response{pt.Status(400, `{"error":{"message":"Unknown parameter","type":"invalid_request_error","param":"x","code":"unknown_parameter"}}`)}, providers.ErrInvalidRequest, "unknown_parameter", 1),
 		}
-		for _, c := range cases {
-			ex := pt.NewReplay(c.script...)
-			s, err := newWith(t, Options{Executor: ex}).Chat(context.Background(), hello())
-			var evs []providers.Event
-			if err == nil {
-				evs, err = pt.Drain(s)
-			}
-			if c.kind == nil {
-				if got := pt.Format(evs, err); got != want {
-					t.Errorf("%s:\n%s", c.name, got)
-				}
-			} else {
-				var pe *providers.Error
-				if !errors.As(err, &pe) || !errors.Is(err, c.kind) || pe.Code != c.code || pe.Provider != "responses" {
-					t.Errorf("%s: %v", c.name, err)
-				}
-			}
-			if ex.Requests() != c.requests {
-				t.Errorf("%s: %d requests, want %d", c.name, ex.Requests(), c.requests)
-			}
-		}
+		pt.RunErrorCases(t, "responses", func(ex providers.Executor) providers.Provider { return newWith(t, Options{Executor: ex}) }, hello, want, cases)
 		after, _ := os.ReadFile("testdata/error_after_text.sse")
 		ex := pt.NewReplay(pt.Stream(after), pt.Stream(ok))
 		if got := pt.Run(t, newWith(t, Options{Executor: ex}), hello()); ex.Requests() != 1 || !strings.Contains(got, "text 0 \"Partial\"\nerror responses: upstream error (server_error): stream interrupted") {
