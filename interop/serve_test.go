@@ -197,6 +197,8 @@ func TestServeInspectorHTTP(t *testing.T) {
 func authProxy(t *testing.T, port, token string) string {
 	t.Helper()
 	target, _ := url.Parse("http://127.0.0.1:" + port)
+	tr := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 16, IdleConnTimeout: 30 * time.Second}
+	t.Cleanup(tr.CloseIdleConnections)
 	var self string
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
@@ -213,6 +215,10 @@ func authProxy(t *testing.T, port, token string) string {
 			r.Out.Header.Set("Authorization", "Bearer "+token)
 		},
 		FlushInterval: -1,
+		// A transport of its own: httptest.Server.Close (any other test's)
+		// closes the idle connections of http.DefaultTransport, which can
+		// catch one this proxy is about to reuse.
+		Transport: tr,
 	}
 	srv := httptest.NewUnstartedServer(rp)
 	_, self, _ = net.SplitHostPort(srv.Listener.Addr().String())
@@ -278,7 +284,24 @@ func runServerScenario(t *testing.T, p mcpPeers, js, serverURL, scenario, spec s
 	if len(checks) == 0 {
 		failed = append(failed, mcpCheck{ID: "no-checks", Status: "FAILURE", ErrorMessage: string(log)})
 	}
+	if len(failed) > 0 {
+		t.Logf("%s output:\n%s", scenario, log)
+	}
 	return failed
+}
+
+// transportFlake reports failures that are all the suite's connection
+// ending mid-answer, not a check of the protocol.
+func transportFlake(failed []mcpCheck) bool {
+	if len(failed) == 0 {
+		return false
+	}
+	for _, c := range failed {
+		if !strings.Contains(c.ErrorMessage, "terminated") && !strings.Contains(c.ErrorMessage, "other side closed") {
+			return false
+		}
+	}
+	return true
 }
 
 func TestServeConformance(t *testing.T) {
@@ -302,6 +325,14 @@ func TestServeConformance(t *testing.T) {
 		name := r.suite + " " + r.scenario + "@" + r.spec
 		t.Run(strings.ReplaceAll(name, " ", "/"), func(t *testing.T) {
 			failed := runServerScenario(t, p, r.js, proxied, r.scenario, r.spec)
+			if transportFlake(failed) {
+				// The suite's HTTP client sometimes sees its connection
+				// through the test's proxy end mid-answer ("terminated")
+				// when the machine is loaded; a protocol failure repeats,
+				// so one more run tells them apart.
+				t.Logf("%s: connection ended mid-answer; running it once more", name)
+				failed = runServerScenario(t, p, r.js, proxied, r.scenario, r.spec)
+			}
 			reason, known := expected[name]
 			switch {
 			case known && len(failed) == 0:
