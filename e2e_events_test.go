@@ -4,13 +4,10 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +18,7 @@ import (
 	"time"
 
 	"agent/internal/fakemodel"
+	"agent/internal/jose/josetest"
 )
 
 // eventIssuer is an authorization server on loopback TLS as far as the
@@ -29,8 +27,6 @@ type eventIssuer struct {
 	srv *httptest.Server
 	key *ecdsa.PrivateKey
 }
-
-func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 
 func newEventIssuer(t *testing.T) *eventIssuer {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -44,10 +40,7 @@ func newEventIssuer(t *testing.T) *eventIssuer {
 		case "/.well-known/oauth-authorization-server":
 			json.NewEncoder(w).Encode(map[string]any{"issuer": iss.srv.URL, "jwks_uri": iss.srv.URL + "/jwks"})
 		case "/jwks":
-			pad := func(n *big.Int) string { b := make([]byte, 32); n.FillBytes(b); return b64(b) }
-			json.NewEncoder(w).Encode(map[string]any{"keys": []any{map[string]any{
-				"kty": "EC", "crv": "P-256", "kid": "k1", "use": "sig", "alg": "ES256",
-				"x": pad(key.PublicKey.X), "y": pad(key.PublicKey.Y)}}})
+			json.NewEncoder(w).Encode(map[string]any{"keys": []any{josetest.PublicJWK(key, "k1", "ES256")}})
 		default:
 			http.NotFound(w, r)
 		}
@@ -67,22 +60,11 @@ func (iss *eventIssuer) clientToken(t *testing.T, resource, client, scope string
 }
 
 func (iss *eventIssuer) mint(t *testing.T, claims map[string]any) string {
-	head, _ := json.Marshal(map[string]any{"alg": "ES256", "kid": "k1", "typ": "at+jwt"})
 	now := time.Now()
 	var jti [8]byte
 	rand.Read(jti[:])
 	claims["iss"], claims["jti"], claims["iat"], claims["exp"] = iss.srv.URL, fmt.Sprintf("%x", jti), now.Unix(), now.Add(5*time.Minute).Unix()
-	body, _ := json.Marshal(claims)
-	input := b64(head) + "." + b64(body)
-	sum := sha256.Sum256([]byte(input))
-	r, s, err := ecdsa.Sign(rand.Reader, iss.key, sum[:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig := make([]byte, 64)
-	r.FillBytes(sig[:32])
-	s.FillBytes(sig[32:])
-	return input + "." + b64(sig)
+	return josetest.Sign(iss.key, map[string]any{"alg": "ES256", "kid": "k1", "typ": "at+jwt"}, claims)
 }
 
 func freePort(t *testing.T) int {

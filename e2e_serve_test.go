@@ -13,7 +13,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
@@ -35,6 +34,7 @@ import (
 	"time"
 
 	"agent/internal/fakemodel"
+	"agent/internal/jose/josetest"
 )
 
 func TestE2EServeFlagRules(t *testing.T) {
@@ -529,12 +529,8 @@ func newTestIssuer(t *testing.T) *testIssuer {
 			is.url, is.srv.URL+"/jwks", is.srv.URL+"/authorize", is.srv.URL+"/token")
 	})
 	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
-		b64 := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
-		x, y := make([]byte, 32), make([]byte, 32)
-		key.PublicKey.X.FillBytes(x)
-		key.PublicKey.Y.FillBytes(y)
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"keys":[{"kty":"EC","crv":"P-256","x":%q,"y":%q,"kid":"k1","use":"sig","alg":"ES256"}]}`, b64(x), b64(y))
+		json.NewEncoder(w).Encode(map[string]any{"keys": []any{josetest.PublicJWK(key, "k1", "ES256")}})
 	})
 	is.srv = httptest.NewUnstartedServer(mux)
 	is.url = "https://" + is.srv.Listener.Addr().String() + "/tenant"
@@ -561,18 +557,7 @@ func (is *testIssuer) mint(t *testing.T, changes map[string]any) string {
 			claims[k] = v
 		}
 	}
-	hdr, _ := json.Marshal(map[string]any{"alg": "ES256", "typ": "at+jwt", "kid": "k1"})
-	body, _ := json.Marshal(claims)
-	input := base64.RawURLEncoding.EncodeToString(hdr) + "." + base64.RawURLEncoding.EncodeToString(body)
-	sum := sha256.Sum256([]byte(input))
-	r, s, err := ecdsa.Sign(rand.Reader, is.key, sum[:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig := make([]byte, 64)
-	r.FillBytes(sig[:32])
-	s.FillBytes(sig[32:])
-	return input + "." + base64.RawURLEncoding.EncodeToString(sig)
+	return josetest.Sign(is.key, map[string]any{"alg": "ES256", "typ": "at+jwt", "kid": "k1"}, claims)
 }
 
 var remoteListenRe = regexp.MustCompile(`listening on 127\.0\.0\.1:(\d+) `)

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"agent/internal/jose"
+	"agent/internal/jose/josetest"
 )
 
 // Test keys: fixed EC and Ed25519 keys, so corpora and tokens mean the same
@@ -80,47 +81,10 @@ func (s signer) sign(header, claims map[string]any) string {
 	return input + "." + b64(s.signature(input))
 }
 
-func (s signer) signature(input string) []byte {
-	sum := sha256.Sum256([]byte(input))
-	switch p := s.priv.(type) {
-	case *rsa.PrivateKey:
-		sig, err := rsa.SignPKCS1v15(nil, p, crypto.SHA256, sum[:])
-		if err != nil {
-			panic(err)
-		}
-		return sig
-	case *ecdsa.PrivateKey:
-		r, ss, err := ecdsa.Sign(rand.Reader, p, sum[:])
-		if err != nil {
-			panic(err)
-		}
-		sig := make([]byte, 64)
-		r.FillBytes(sig[:32])
-		ss.FillBytes(sig[32:])
-		return sig
-	case ed25519.PrivateKey:
-		return ed25519.Sign(p, []byte(input))
-	}
-	panic("unknown key type")
-}
+func (s signer) signature(input string) []byte { return josetest.Signature(s.priv, input) }
 
 // jwk is the public JWK of s.
-func (s signer) jwk() map[string]any {
-	m := map[string]any{"kid": s.kid, "use": "sig", "alg": string(s.alg)}
-	switch p := s.priv.Public().(type) {
-	case *ecdsa.PublicKey:
-		raw, err := p.Bytes() // 0x04 || X || Y
-		if err != nil {
-			panic(err)
-		}
-		m["kty"], m["crv"], m["x"], m["y"] = "EC", "P-256", b64(raw[1:33]), b64(raw[33:])
-	case ed25519.PublicKey:
-		m["kty"], m["crv"], m["x"] = "OKP", "Ed25519", b64(p)
-	case *rsa.PublicKey:
-		m["kty"], m["n"], m["e"] = "RSA", b64(p.N.Bytes()), b64([]byte{1, 0, 1})
-	}
-	return m
-}
+func (s signer) jwk() map[string]any { return josetest.PublicJWK(s.priv, s.kid, string(s.alg)) }
 
 func (s signer) key(t testing.TB) *jose.Key {
 	t.Helper()

@@ -1,11 +1,11 @@
 package jose
 
 import (
+	"agent/internal/jose/josetest"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
@@ -111,29 +111,7 @@ func (s signer) signRaw(header, payload string) string {
 	return input + "." + base64.RawURLEncoding.EncodeToString(s.signature(input))
 }
 
-func (s signer) signature(input string) []byte {
-	h := sha256.Sum256([]byte(input))
-	switch p := s.priv.(type) {
-	case *rsa.PrivateKey:
-		sig, err := rsa.SignPKCS1v15(nil, p, crypto.SHA256, h[:])
-		if err != nil {
-			panic(err)
-		}
-		return sig
-	case *ecdsa.PrivateKey:
-		r, ss, err := ecdsa.Sign(rand.Reader, p, h[:])
-		if err != nil {
-			panic(err)
-		}
-		sig := make([]byte, 64)
-		r.FillBytes(sig[:32])
-		ss.FillBytes(sig[32:])
-		return sig
-	case ed25519.PrivateKey:
-		return ed25519.Sign(p, []byte(input))
-	}
-	panic("unknown key type")
-}
+func (s signer) signature(input string) []byte { return josetest.Signature(s.priv, input) }
 
 // header returns the usual header for s.
 func (s signer) header() map[string]any {
