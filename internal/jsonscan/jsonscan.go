@@ -222,11 +222,14 @@ func (sc *Scanner) String() string {
 		return ""
 	}
 	start := sc.i + 1
+	ascii := true // most keys and values: no UTF-8 check needed
 	for j := start; j < len(sc.s); j++ {
 		switch c := sc.s[j]; {
+		case c >= utf8.RuneSelf:
+			ascii = false
 		case c == '"':
 			sc.i = j + 1
-			if !utf8.ValidString(sc.s[start:j]) {
+			if !ascii && !utf8.ValidString(sc.s[start:j]) {
 				return fixUTF8(sc.s[start:j])
 			}
 			return sc.s[start:j]

@@ -56,6 +56,7 @@ type Reader struct {
 
 	lastID   string
 	typ      []byte
+	typStr   string // the last dispatched type, reused while it repeats
 	data     []byte
 	hasDat   bool
 	retry    time.Duration
@@ -96,7 +97,10 @@ func (r *Reader) Next() (Event, error) {
 				r.typ, r.hasDat = r.typ[:0], false
 				continue
 			}
-			ev := Event{Type: string(r.typ), Data: string(r.data), ID: r.lastID}
+			if string(r.typ) != r.typStr { // compared without a copy
+				r.typStr = string(r.typ)
+			}
+			ev := Event{Type: r.typStr, Data: string(r.data), ID: r.lastID}
 			r.typ, r.data, r.hasDat = r.typ[:0], r.data[:0], false
 			return ev, nil
 		}

@@ -76,6 +76,8 @@ var cases = []struct {
 	{"done marker", "data: [DONE]\n\n", []Event{{Data: "[DONE]"}}},
 	{"utf8", "data: héllo ✓\n\n", []Event{{Data: "héllo ✓"}}},
 	{"trailing cr at eof", "data: a\n\r", []Event{{Data: "a"}}},
+	{"types change and reset", "event: a\ndata: 1\n\nevent: a\ndata: 2\n\nevent: b\ndata: 3\n\ndata: 4\n\nevent: a\ndata: 5\n\n",
+		[]Event{{Type: "a", Data: "1"}, {Type: "a", Data: "2"}, {Type: "b", Data: "3"}, {Data: "4"}, {Type: "a", Data: "5"}}},
 }
 
 func TestReaderAtEveryChunkSplit(t *testing.T) {
