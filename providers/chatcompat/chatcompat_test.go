@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"agent/internal/sse"
 	"agent/providers"
 	pt "agent/providers/providertest"
 )
@@ -218,14 +216,27 @@ func TestRequestBodies(t *testing.T) {
 			p, _ := NewReasoningProvider(ReasoningOptions{APIKey: "k", Executor: ex, Thinking: ThinkingEnabled, ReasoningEffort: providers.EffortHigh})
 			return p
 		}, providers.Request{Messages: dropImages(conversation), Tools: tools}},
+		// Written by another provider: no reasoning to send back, so the
+		// tool turn's assistant messages carry an empty reasoning_content
+		// (the reasoning API refuses them without one); the first turn's
+		// answer, outside any tool turn, carries none.
+		{"reasoning_tool_turn_without_reasoning", func(ex providers.Executor) providers.Provider {
+			p, _ := NewReasoningProvider(ReasoningOptions{APIKey: "k", Executor: ex})
+			return p
+		}, providers.Request{Messages: dropReasoning(dropImages(conversation)), Tools: tools}},
+		// Without thinking nothing goes back, tool turn or not.
 		{"reasoning_disabled", func(ex providers.Executor) providers.Provider {
 			p, _ := NewReasoningProvider(ReasoningOptions{APIKey: "k", Executor: ex, Thinking: ThinkingDisabled, ReasoningEffort: providers.EffortHigh, DefaultModel: "chat-1"})
 			return p
-		}, providers.Request{Messages: conversation[:3], Temperature: &temp}},
+		}, providers.Request{Messages: dropImages(conversation), Temperature: &temp}},
 		{"regional_web_effort", func(ex providers.Executor) providers.Provider {
 			p, _ := NewRegionalProvider(RegionalOptions{APIKey: "k", Executor: ex, BuiltInWebTools: WebTools{WebSearch: true, WebFetch: true}})
 			return p
 		}, providers.Request{Messages: conversation[:2], Effort: providers.EffortMedium}},
+		{"regional_web_fetch", func(ex providers.Executor) providers.Provider {
+			p, _ := NewRegionalProvider(RegionalOptions{APIKey: "k", Executor: ex, BuiltInWebTools: WebTools{WebFetch: true}})
+			return p
+		}, providers.Request{Messages: conversation[:2]}},
 		{"regional_search_only", func(ex providers.Executor) providers.Provider {
 			p, _ := NewRegionalProvider(RegionalOptions{APIKey: "k", Executor: ex, BuiltInWebTools: WebTools{WebSearch: true}})
 			return p
@@ -250,6 +261,20 @@ func TestRequestBodies(t *testing.T) {
 			pt.Golden(t, "testdata/request_"+c.name+".json", pt.IndentJSON(t, ex.Body(0)))
 		})
 	}
+}
+
+func dropReasoning(msgs []providers.Message) []providers.Message {
+	out := make([]providers.Message, 0, len(msgs))
+	for _, m := range msgs {
+		var parts []providers.Part
+		for _, p := range m.Content {
+			if _, ok := p.(providers.Reasoning); !ok {
+				parts = append(parts, p)
+			}
+		}
+		out = append(out, providers.Message{Role: m.Role, Content: parts})
+	}
+	return out
 }
 
 func dropImages(msgs []providers.Message) []providers.Message {
@@ -426,17 +451,10 @@ func TestStreamFailures(t *testing.T) {
 
 // A line over the 16 MiB bound is a clear error, not a hang or a crash.
 func TestLineTooLong(t *testing.T) {
-	big := append([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\""), bytes.Repeat([]byte("a"), sse.DefaultMaxLine)...)
-	big = append(big, "\"}}]}\n\ndata: [DONE]\n\n"...)
-	ex := pt.NewReplay(pt.Stream(big))
-	s, err := localWith(t, LocalOptions{Executor: ex}).Chat(context.Background(), hello())
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = pt.Drain(s)
-	if !errors.Is(err, sse.ErrLineTooLong) || !errors.Is(err, providers.ErrUpstream) || ex.Requests() != 1 {
-		t.Fatalf("err = %v after %d requests", err, ex.Requests())
-	}
+	pt.LineTooLong(t, func(t testing.TB, ex providers.Executor) providers.Provider {
+		return localWith(t, LocalOptions{Executor: ex})
+	}, hello,
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"", "\"}}]}\n\ndata: [DONE]\n\n")
 }
 
 // The idle watchdog ends a stalled stream; the first-byte deadline ends a
@@ -485,82 +503,17 @@ func TestWatchdog(t *testing.T) {
 // error, over a real connection, leaving no goroutine behind.
 func TestCancelMidStream(t *testing.T) {
 	data, _ := os.ReadFile("testdata/text.sse")
-	cut := bytes.Index(data, []byte(`"Hello"`)) + 100
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Write(data[:cut])
-		w.(http.Flusher).Flush()
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
-	}))
-	defer srv.Close()
-	defer close(release)
-	tr := &http.Transport{}
-	p := localWith(t, LocalOptions{BaseURL: srv.URL, Client: &http.Client{Transport: tr}})
-
-	for _, how := range []string{"cancel", "close"} {
-		ctx, cancel := context.WithCancel(context.Background())
-		s, err := p.Chat(ctx, hello())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			ev, err := s.Next()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ev.Type == providers.EventTextDelta && ev.Text == "Hello" {
-				break
-			}
-		}
-		var wg sync.WaitGroup
-		wg.Go(func() {
-			time.Sleep(20 * time.Millisecond) // let Next block on the stalled body
-			if how == "cancel" {
-				cancel()
-			} else {
-				s.Close()
-			}
-		})
-		start := time.Now()
-		var err2 error
-		for err2 == nil {
-			_, err2 = s.Next()
-		}
-		wg.Wait()
-		if !errors.Is(err2, providers.ErrCancelled) || how == "cancel" && !errors.Is(err2, context.Canceled) {
-			t.Errorf("%s: %v", how, err2)
-		}
-		if d := time.Since(start); d > 2*time.Second {
-			t.Errorf("%s: took %v", how, d)
-		}
-		if _, err3 := s.Next(); err3 != err2 {
-			t.Errorf("%s: the error changed to %v", how, err3)
-		}
-		s.Close()
-		cancel()
-	}
-	pt.NoLeak(t, tr)
-}
-
-type payloads struct {
-	mu   sync.Mutex
-	sums []providers.PayloadSummary
-}
-
-func (p *payloads) LogPayload(_ context.Context, s providers.PayloadSummary) {
-	p.mu.Lock()
-	p.sums = append(p.sums, s)
-	p.mu.Unlock()
+	pt.CancelMidStream(t, func(t testing.TB, url string, c *http.Client) providers.Provider {
+		return localWith(t, LocalOptions{BaseURL: url, Client: c})
+	}, hello, data, bytes.Index(data, []byte(`"Hello"`))+100, func(ev providers.Event) bool {
+		return ev.Type == providers.EventTextDelta && ev.Text == "Hello"
+	})
 }
 
 func TestPayloadLogger(t *testing.T) {
 	data, _ := os.ReadFile("testdata/text.sse")
 	synctest.Test(t, func(t *testing.T) {
-		var pl payloads
+		var pl pt.Payloads
 		var logs bytes.Buffer
 		logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		ex := pt.NewReplay(pt.Status(500, `{}`), pt.Stream(data))
@@ -568,10 +521,11 @@ func TestPayloadLogger(t *testing.T) {
 		req := hello()
 		req.Tools = []providers.Tool{{Name: "Read"}}
 		pt.Run(t, rp, req)
-		if len(pl.sums) != 2 {
-			t.Fatalf("%d summaries", len(pl.sums))
+		sums := pl.Summaries()
+		if len(sums) != 2 {
+			t.Fatalf("%d summaries", len(sums))
 		}
-		s := pl.sums[1]
+		s := sums[1]
 		if s.Provider != "reasoning" || s.Model != ReasoningDefaultModel || s.Messages != 1 || s.Tools != 1 || s.Attempt != 2 ||
 			s.URL != "https://api.deepseek.com/chat/completions" || s.Bytes != len(ex.Body(1)) {
 			t.Errorf("summary %+v", s)
@@ -579,6 +533,36 @@ func TestPayloadLogger(t *testing.T) {
 		if l := logs.String(); !strings.Contains(l, "retrying") || strings.Contains(l, "secret-key") || strings.Count(l, `msg="provider request"`) != 2 {
 			t.Errorf("logs:\n%s", l)
 		}
+	})
+}
+
+// Each provider hands its executor, logger, payload logger and timeout
+// (seed §2.5–2.7) to the shared plumbing.
+func TestPlumbingOptions(t *testing.T) {
+	data, _ := os.ReadFile("testdata/text.sse")
+	cut := bytes.Index(data, []byte(`"Hello"`)) + 100
+	t.Run("reasoning", func(t *testing.T) {
+		pt.CheckPlumbing(t, "reasoning", "sk-secret", func(t testing.TB, o pt.Plumbing) providers.Provider {
+			p, err := NewReasoningProvider(ReasoningOptions{APIKey: "sk-secret", Executor: o.Executor, Logger: o.Logger, PayloadLogger: o.PayloadLogger, Timeout: o.Timeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}, hello, data, cut)
+	})
+	t.Run("regional", func(t *testing.T) {
+		pt.CheckPlumbing(t, "regional", "sk-secret", func(t testing.TB, o pt.Plumbing) providers.Provider {
+			p, err := NewRegionalProvider(RegionalOptions{APIKey: "sk-secret", Executor: o.Executor, Logger: o.Logger, PayloadLogger: o.PayloadLogger, Timeout: o.Timeout})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}, hello, data, cut)
+	})
+	t.Run("local", func(t *testing.T) {
+		pt.CheckPlumbing(t, "local", "", func(t testing.TB, o pt.Plumbing) providers.Provider {
+			return localWith(t, LocalOptions{Executor: o.Executor, Logger: o.Logger, PayloadLogger: o.PayloadLogger, Timeout: o.Timeout})
+		}, hello, data, cut)
 	})
 }
 

@@ -32,8 +32,10 @@ const (
 	ReplayNone ReasoningReplay = iota
 	// ReplayToolTurns sends reasoning back on every assistant message of
 	// a user turn (the messages between two user messages) in which the
-	// model called tools: the reasoning API requires it there and
-	// ignores it elsewhere.
+	// model called tools: the reasoning API requires it there (an empty
+	// reasoning_content where the model gave none, or another provider
+	// wrote the message: without the field the API refuses the request)
+	// and ignores it elsewhere.
 	ReplayToolTurns
 	// ReplayAll sends every assistant message's reasoning back.
 	ReplayAll
@@ -376,7 +378,7 @@ func wireMessages(msgs []providers.Message, replay ReasoningReplay) []wireMessag
 			if text.Len() > 0 || len(w.ToolCalls) == 0 {
 				w.Content = text.String()
 			}
-			if hasReasoning && (replay == ReplayAll || replay == ReplayToolTurns && toolTurn[i]) {
+			if (hasReasoning && replay == ReplayAll) || (replay == ReplayToolTurns && toolTurn[i]) {
 				r := reasoning.String()
 				w.ReasoningContent = &r
 			}

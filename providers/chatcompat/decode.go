@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"agent/internal/jsonscan"
 	"agent/internal/sse"
@@ -22,7 +23,10 @@ type Decoder struct {
 	c      chunk
 	calls  []openCall
 	finish string
-	ended  bool // a finish reason arrived
+	ended  bool   // a finish reason arrived
+	respID string // the response's id, for call ids a server left out
+
+	localPrefix string
 }
 
 type openCall struct {
@@ -122,6 +126,12 @@ func (d *Decoder) parse(data string) error {
 	}
 	for sc.More() {
 		switch sc.Key() {
+		case "id":
+			if sc.Peek() != jsonscan.String {
+				sc.Skip()
+			} else if id := sc.String(); d.respID == "" {
+				d.respID = strings.Clone(id) // id is a piece of the chunk
+			}
 		case "choices":
 			if sc.Array() {
 				for sc.More() {
@@ -247,19 +257,26 @@ func (u *usage) parse(sc *jsonscan.Scanner) {
 		case "prompt_cache_hit_tokens":
 			u.cacheHit = sc.Int()
 		case "prompt_tokens_details":
-			for sc.Object(); sc.More(); {
-				if sc.Key() == "cached_tokens" {
-					u.cachedTokens = sc.Int()
-				} else {
-					sc.Skip()
+			// Several servers send null here: Object then reads
+			// nothing, and the loop must not run on into usage's own
+			// members.
+			if sc.Object() {
+				for sc.More() {
+					if sc.Key() == "cached_tokens" {
+						u.cachedTokens = sc.Int()
+					} else {
+						sc.Skip()
+					}
 				}
 			}
 		case "completion_tokens_details":
-			for sc.Object(); sc.More(); {
-				if sc.Key() == "reasoning_tokens" {
-					u.reasoningTokens = sc.Int()
-				} else {
-					sc.Skip()
+			if sc.Object() {
+				for sc.More() {
+					if sc.Key() == "reasoning_tokens" {
+						u.reasoningTokens = sc.Int()
+					} else {
+						sc.Skip()
+					}
 				}
 			}
 		default:
@@ -363,7 +380,14 @@ func (d *Decoder) toolCall(tc *toolCallDelta, out []providers.Event) []providers
 	if call == nil {
 		d.calls = append(d.calls, openCall{index: index, key: len(d.calls), id: tc.id})
 		call = &d.calls[len(d.calls)-1]
-		out = append(out, providers.Event{Type: providers.EventToolCallStart, Index: call.key, ID: tc.id, Name: tc.name})
+		id := tc.id
+		if id == "" {
+			// Some local servers give no call ids, but a tool result must
+			// name its call: this id is unique in the conversation and is
+			// what the call and its result go back with.
+			id = d.localID(call.key)
+		}
+		out = append(out, providers.Event{Type: providers.EventToolCallStart, Index: call.key, ID: id, Name: tc.name})
 	} else if call.id == "" && tc.id != "" {
 		call.id = tc.id
 	}
@@ -371,6 +395,29 @@ func (d *Decoder) toolCall(tc *toolCallDelta, out []providers.Event) []providers
 		out = append(out, providers.Event{Type: providers.EventToolCallDelta, Index: call.key, Text: tc.args})
 	}
 	return out
+}
+
+// localCalls numbers the responses that needed local call ids and had no
+// id of their own.
+var localCalls atomic.Uint64
+
+// localID makes a call id from the response id, in the characters every
+// API accepts in ids (the messages API takes only [A-Za-z0-9_-]), or from
+// a process-wide count when the response has none.
+func (d *Decoder) localID(key int) string {
+	if d.localPrefix == "" {
+		var b strings.Builder
+		for _, c := range []byte(d.respID) {
+			if b.Len() < 40 && ('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+				b.WriteByte(c)
+			}
+		}
+		d.localPrefix = b.String()
+		if d.localPrefix == "" {
+			d.localPrefix = "local-" + strconv.FormatUint(localCalls.Add(1), 10)
+		}
+	}
+	return "call_" + d.localPrefix + "_" + strconv.Itoa(key)
 }
 
 func (d *Decoder) closeCalls(out []providers.Event) []providers.Event {
@@ -444,7 +491,8 @@ func (e *apiError) toError() *providers.Error {
 			switch t := e.typ + " " + code; {
 			case strings.Contains(t, "rate_limit"):
 				status = 429
-			case strings.Contains(t, "invalid_request") || strings.Contains(t, "context_length"):
+			case strings.Contains(t, "invalid_request") || strings.Contains(t, "context_length") ||
+				strings.Contains(t, "data_inspection_failed"): // the regional API's content check
 				status = 400
 			case strings.Contains(t, "authentication"):
 				status = 401

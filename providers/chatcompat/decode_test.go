@@ -54,3 +54,17 @@ func BenchmarkStream(b *testing.B) {
 	}
 	pt.BenchStream(b, p, hello(), body, n+1, n+1)
 }
+
+// A server that gives neither call ids nor a response id still gets call
+// ids unique across responses, so that each tool result names its call.
+func TestLocalCallIDs(t *testing.T) {
+	chunk := sse.Event{Data: `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"name":"Read","arguments":"{}"}}]}}]}`}
+	seen := map[string]bool{}
+	for range 3 {
+		evs, _, err := NewDecoder().Decode(chunk, nil)
+		if err != nil || len(evs) < 1 || evs[0].Type != providers.EventToolCallStart || evs[0].ID == "" || seen[evs[0].ID] {
+			t.Fatalf("%+v %v (seen %v)", evs, err, seen)
+		}
+		seen[evs[0].ID] = true
+	}
+}

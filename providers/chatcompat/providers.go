@@ -62,9 +62,9 @@ type ReasoningOptions struct {
 }
 
 // ReasoningProvider speaks to the reasoning-model endpoint. Its reasoning
-// streams as EventReasoningDelta, apart from the answer, and goes back
-// with the assistant messages of turns that called tools, as that API
-// requires. It is safe for concurrent use.
+// streams as EventReasoningDelta, apart from the answer, and, in thinking
+// mode, goes back with the assistant messages of turns that called tools,
+// as that API requires. It is safe for concurrent use.
 type ReasoningProvider struct {
 	*Client
 	opts ReasoningOptions
@@ -85,6 +85,10 @@ func NewReasoningProvider(opts ReasoningOptions) (*ReasoningProvider, error) {
 		return nil, fmt.Errorf("reasoning: unknown reasoning effort %q", opts.ReasoningEffort)
 	}
 	p := &ReasoningProvider{opts: opts}
+	replay := ReplayToolTurns // what thinking mode requires
+	if opts.Thinking == ThinkingDisabled {
+		replay = ReplayNone
+	}
 	c, err := NewClient(Options{
 		Name:          "reasoning",
 		BaseURL:       or(opts.BaseURL, ReasoningBaseURL),
@@ -95,7 +99,7 @@ func NewReasoningProvider(opts ReasoningOptions) (*ReasoningProvider, error) {
 		Logger:        opts.Logger,
 		PayloadLogger: opts.PayloadLogger,
 		Timeout:       opts.Timeout,
-		Reasoning:     ReplayToolTurns,
+		Reasoning:     replay,
 		EffortField:   "-", // set by decorate, with the provider default
 		Decorate:      p.decorate,
 		Capabilities:  p.capabilities,
@@ -129,10 +133,16 @@ func (p *ReasoningProvider) capabilities(string) providers.Capabilities {
 		Temperature: !thinking, JSONObject: true}
 }
 
-// WebTools are the regional endpoint's built-in web tools (seed §2.6).
+// WebTools are the regional endpoint's built-in web tools (seed §2.6), run
+// by the endpoint itself on its chat-completions surface.
 type WebTools struct {
-	WebSearch bool // the endpoint searches the web when the model wants to
-	WebFetch  bool // it also reads whole pages (the "agent_max" strategy)
+	// WebSearch sends enable_search: the endpoint searches the web when
+	// the model decides a question needs it (its default strategy).
+	WebSearch bool
+	// WebFetch also reads whole pages (the web extractor): the
+	// "agent_max" search strategy, which the API runs only in thinking
+	// mode, so thinking is switched on as well. It implies WebSearch.
+	WebFetch bool
 }
 
 // RegionalOptions are the options of seed §2.6 (and cli.md's
@@ -214,12 +224,11 @@ func (p *RegionalProvider) decorate(req *providers.Request, b map[string]any) er
 		b["thinking_budget"] = thinkingBudget[req.Effort]
 	}
 	if w := p.opts.BuiltInWebTools; w.WebSearch || w.WebFetch {
-		strategy := "agent"
-		if w.WebFetch {
-			strategy = "agent_max"
-		}
 		b["enable_search"] = true
-		b["search_options"] = map[string]string{"search_strategy": strategy}
+		if w.WebFetch {
+			b["search_options"] = map[string]string{"search_strategy": "agent_max"}
+			b["enable_thinking"] = true
+		}
 	}
 	return nil
 }
