@@ -150,7 +150,7 @@ func DefaultDefinitions() []Definition {
 // own: the messages API's official root (the provider itself takes
 // whatever root it is given) and each catalog's default model.
 const (
-	MessagesBaseURL       = "https://api.anthropic.com"
+	MessagesBaseURL       = messages.DefaultBaseURL
 	MessagesDefaultModel  = "claude-sonnet-4-5"
 	ResponsesDefaultModel = "gpt-5"
 	GenaiDefaultModel     = "gemini-2.5-flash"

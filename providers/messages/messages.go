@@ -28,8 +28,12 @@ const KeyEnv = "MESSAGES_API_KEY"
 // APIVersion is the API version the provider speaks (the version header).
 const APIVersion = "2023-06-01"
 
-// Options are the options of seed §2.2, plus DefaultModel, Header and
-// PayloadLogger. The zero value of each field is its default.
+// DefaultBaseURL is the API root used when Options.BaseURL is empty: the
+// official endpoint of the messages API.
+const DefaultBaseURL = "https://api.anthropic.com"
+
+// Options are the options of seed §2.2, plus DefaultModel, Header, Logger
+// and PayloadLogger. The zero value of each field is its default.
 type Options struct {
 	// APIKey is required unless Client is given (seed §5); it is sent in
 	// the x-api-key header.
@@ -37,9 +41,10 @@ type Options struct {
 	// Client is a pre-built client; it adds its own credentials when
 	// APIKey is empty.
 	Client *http.Client
-	// BaseURL is the API root (https://api.example.com); the provider
-	// appends /v1/messages (cli.md, "What --base-url names"). Required:
-	// decisions.md names no default endpoint for this surface.
+	// BaseURL is the API root (https://api.example.com), any endpoint
+	// compatible with the messages API (a proxy or gateway); the provider
+	// appends /v1/messages (cli.md, "What --base-url names"). "" means
+	// DefaultBaseURL.
 	BaseURL string
 	// Timeout is the first-byte deadline and idle watchdog of
 	// decisions.md §5; zero means providers.DefaultTimeout.
@@ -69,6 +74,9 @@ type Provider struct {
 func New(opts Options) (*Provider, error) {
 	if err := providers.RequireKey("messages", KeyEnv, opts.APIKey, opts.Client); err != nil {
 		return nil, err
+	}
+	if opts.BaseURL == "" {
+		opts.BaseURL = DefaultBaseURL
 	}
 	u, err := url.Parse(opts.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -101,12 +109,24 @@ func New(opts Options) (*Provider, error) {
 // URL is the endpoint the provider posts to.
 func (p *Provider) URL() string { return p.url }
 
-// Capabilities implements providers.Provider. Every current model takes
-// tools and images and can think; the API has no json_object format, only
-// json_schema.
-func (p *Provider) Capabilities(string) providers.Capabilities {
-	return providers.Capabilities{Tools: true, ParallelToolCalls: true, Images: true, Reasoning: true, Effort: true,
+// Capabilities implements providers.Provider. Every model takes tools and
+// images; those from generation 3.7 on (and names without a version, such
+// as a gateway's aliases) can think, so Request.Effort has an effect
+// there. With thinking the API takes no temperature: Body leaves it out.
+// The API has no json_object format, only json_schema.
+func (p *Provider) Capabilities(model string) providers.Capabilities {
+	if model == "" {
+		model = p.opts.DefaultModel
+	}
+	think := thinks(model)
+	return providers.Capabilities{Tools: true, ParallelToolCalls: true, Images: true, Reasoning: think, Effort: think,
 		Temperature: true, JSONSchema: true}
+}
+
+// thinks reports whether model can think: every generation from 3.7 on.
+func thinks(model string) bool {
+	major, minor, versioned := modelVersion(model)
+	return !versioned || major > 3 || major == 3 && minor >= 7
 }
 
 // Chat implements providers.Provider.
@@ -230,7 +250,15 @@ func (p *Provider) Body(req *providers.Request) ([]byte, string, error) {
 		}
 		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
-	if len(w.Tools) > 0 {
+	if len(w.Tools) == 0 {
+		if w.Tools = historyTools(w.Messages); len(w.Tools) > 0 {
+			// A turn without tools (an external event's) over a
+			// conversation that used them: the API refuses tool_use and
+			// tool_result blocks unless tools are defined, so the tools of
+			// the history are named, and none may be called.
+			w.ToolChoice = &wireToolChoice{Type: "none"}
+		}
+	} else {
 		switch req.ToolChoice.Mode {
 		case providers.ToolAuto:
 			w.ToolChoice = &wireToolChoice{Type: "auto"}
@@ -242,16 +270,29 @@ func (p *Provider) Body(req *providers.Request) ([]byte, string, error) {
 			w.ToolChoice = &wireToolChoice{Type: "tool", Name: req.ToolChoice.Name}
 		}
 	}
-	if req.Effort != "" {
+	if req.Effort != "" && thinks(model) {
 		// Models from 4.6 on take adaptive thinking steered by effort; older
 		// ones (and names without a version) the budget form, with at most half
 		// of max_tokens for thinking (the budget must stay under it).
+		think := thinkingAllowed(req, w.Messages)
 		if versioned && (major > 4 || major == 4 && minor >= 6) {
-			w.Thinking = &wireThinking{Type: "adaptive"}
-			w.OutputConfig = &wireOutputConfig{Effort: string(req.Effort)}
-		} else if budget := min(thinkingBudget[req.Effort], w.MaxTokens/2); budget >= 1024 {
+			if think {
+				w.Thinking = &wireThinking{Type: "adaptive"}
+			}
+			// Effort steers the whole answer, with or without thinking.
+			effort := req.Effort
+			if effort == providers.EffortXHigh && major == 4 && minor == 6 {
+				effort = providers.EffortMax // xhigh came after 4.6; max is the next level up there
+			}
+			w.OutputConfig = &wireOutputConfig{Effort: string(effort)}
+		} else if budget := min(thinkingBudget[req.Effort], w.MaxTokens/2); think && budget >= 1024 {
 			w.Thinking = &wireThinking{Type: "enabled", BudgetTokens: budget}
 		}
+	}
+	if w.Thinking != nil {
+		// The API takes no sampling temperature with thinking: the request's
+		// effort wins over its temperature.
+		w.Temperature = nil
 	}
 	if rf := req.ResponseFormat; rf.Type == providers.FormatJSONSchema {
 		if w.OutputConfig == nil {
@@ -264,6 +305,55 @@ func (p *Provider) Body(req *providers.Request) ([]byte, string, error) {
 		return fail(providers.Invalid("encoding the request: %v", err))
 	}
 	return out, model, nil
+}
+
+// historyTools returns a placeholder definition for each tool the
+// conversation called, or one for results without their call; nil when
+// there are neither.
+func historyTools(msgs []wireMessage) []wireTool {
+	var tools []wireTool
+	seen := map[string]bool{}
+	results := false
+	for _, m := range msgs {
+		for _, b := range m.Content {
+			switch {
+			case b.Type == "tool_result":
+				results = true
+			case b.Type == "tool_use" && !seen[b.Name]:
+				seen[b.Name] = true
+				tools = append(tools, wireTool{Name: b.Name, Description: "Not available in this turn.", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)})
+			}
+		}
+	}
+	if results && len(tools) == 0 {
+		tools = append(tools, wireTool{Name: "unavailable", Description: "Not available in this turn.", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)})
+	}
+	return tools
+}
+
+// thinkingAllowed reports whether thinking may go with the request: the
+// API refuses it with a tool choice that forces a call (any or a named
+// tool), and, while a tool loop goes on, when the last assistant message
+// calls tools without starting with a thinking block (one that another
+// provider wrote, or that was answered without thinking). Such a request
+// goes without thinking rather than failing.
+func thinkingAllowed(req *providers.Request, msgs []wireMessage) bool {
+	if len(req.Tools) > 0 && (req.ToolChoice.Mode == providers.ToolRequired || req.ToolChoice.Mode == providers.ToolNamed) {
+		return false
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.Role != "assistant" {
+			continue
+		}
+		calls := false
+		for _, b := range m.Content {
+			calls = calls || b.Type == "tool_use"
+		}
+		first := m.Content[0].Type
+		return !calls || first == "thinking" || first == "redacted_thinking"
+	}
+	return true
 }
 
 // modelVersion finds the model generation in a slug: the first one or two

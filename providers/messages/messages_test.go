@@ -1,6 +1,7 @@
 package messages
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"agent/providers"
 	pt "agent/providers/providertest"
@@ -52,8 +54,11 @@ func TestMissingKeyAndHeaders(t *testing.T) {
 	if !errors.Is(err, providers.ErrMissingKey) || !errors.As(err, &mk) || mk.EnvVar != "MESSAGES_API_KEY" || !strings.Contains(err.Error(), "MESSAGES_API_KEY") {
 		t.Fatalf("missing key: %v", err)
 	}
-	if _, err := New(Options{APIKey: "k"}); err == nil {
-		t.Error("no base URL accepted")
+	if p, err := New(Options{APIKey: "k"}); err != nil || p.URL() != "https://api.anthropic.com/v1/messages" {
+		t.Errorf("default base URL: %v", err)
+	}
+	if _, err := New(Options{APIKey: "k", BaseURL: "ftp://x"}); err == nil {
+		t.Error("ftp base URL accepted")
 	}
 	p := newWith(t, Options{Client: &http.Client{}, BaseURL: "https://gw.example/root/"})
 	if p.URL() != "https://gw.example/root/v1/messages" {
@@ -144,9 +149,21 @@ func TestRequestBodies(t *testing.T) {
 	}{
 		{"plain_defaults", providers.Request{Model: "model-3-5-family", Messages: conversation[2:3]}},
 		{"tools_auto_temperature", providers.Request{Model: "family-4-5", Messages: conversation, Tools: tools, Temperature: &temp, MaxTokens: 1000}},
-		{"tool_any_budget_thinking", providers.Request{Model: "family-4-5-20250929", Messages: conversation, Tools: tools, ToolChoice: providers.ToolChoice{Mode: providers.ToolRequired}, Effort: providers.EffortMedium}},
-		{"tool_named_adaptive_schema", providers.Request{Model: "family-4-6", Messages: conversation, Tools: tools, ToolChoice: providers.ToolChoice{Mode: providers.ToolNamed, Name: "Read"}, Effort: providers.EffortLow,
+		// The API refuses thinking with a forced tool choice: the budget
+		// model goes without; the adaptive one keeps its effort.
+		{"tool_any_no_thinking", providers.Request{Model: "family-4-5-20250929", Messages: conversation[:3], Tools: tools, ToolChoice: providers.ToolChoice{Mode: providers.ToolRequired}, Effort: providers.EffortMedium}},
+		{"tool_named_effort_schema", providers.Request{Model: "family-4-6", Messages: conversation[:3], Tools: tools, ToolChoice: providers.ToolChoice{Mode: providers.ToolNamed, Name: "Read"}, Effort: providers.EffortLow,
 			ResponseFormat: providers.ResponseFormat{Type: providers.FormatJSONSchema, Schema: schema}}},
+		// Thinking wins over the temperature, which the API refuses with it.
+		{"budget_thinking_temperature", providers.Request{Model: "family-4-5-20250929", Messages: conversation[:3], Tools: tools, Temperature: &temp, Effort: providers.EffortMedium}},
+		{"adaptive_thinking", providers.Request{Model: "family-4-7", Messages: conversation[:3], Tools: tools, Effort: providers.EffortXHigh}},
+		// The tool loop goes on from an assistant message without thinking
+		// (another provider's): thinking now would be refused.
+		{"unsigned_tool_loop_no_thinking", providers.Request{Model: "family-4-6", Messages: conversation, Tools: tools, Effort: providers.EffortHigh}},
+		// A turn without tools over a conversation that used them (an
+		// external event's turn): the history's tools are named, none may
+		// be called.
+		{"history_tools_turn_without_tools", providers.Request{Model: "family-4-5", Messages: conversation, ToolChoice: providers.ToolChoice{Mode: providers.ToolNone}}},
 		{"tool_none_small_budget", providers.Request{Model: "gateway/family", Messages: conversation[:3], Tools: tools, ToolChoice: providers.ToolChoice{Mode: providers.ToolNone}, Effort: providers.EffortMax, MaxTokens: 4000}},
 	}
 	data, _ := os.ReadFile("testdata/text.sse")
@@ -192,11 +209,24 @@ func TestOverloadedAndErrors(t *testing.T) {
 			pt.Case("prompt too long", []pt.Response{pt.Status(400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`)}, providers.ErrContextTooLong, "invalid_request_error", 1),
 			pt.Case("401", []pt.Response{pt.Status(401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`)}, providers.ErrAuthentication, "authentication_error", 1),
 			pt.Case("413", []pt.Response{pt.Status(413, `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`)}, providers.ErrContextTooLong, "request_too_large", 1),
+			pt.Case("500 then 503 then success", []pt.Response{pt.Status(500, `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`), pt.Status(503, `upstream connect error`), pt.Stream(ok)}, nil, "", 3),
+			pt.Case("400 not retried", []pt.Response{pt.Status(400, `{"type":"error","error":{"type":"invalid_request_error","message":"messages: roles must alternate"}}`), pt.Stream(ok)}, providers.ErrInvalidRequest, "invalid_request_error", 1),
+			pt.Case("429 with a long Retry-After", []pt.Response{pt.Status(429, `{"type":"error","error":{"type":"rate_limit_error","message":"slow"}}`, "Retry-After", "90"), pt.Stream(ok)}, providers.ErrRateLimited, "rate_limit_error", 1),
+			pt.Case("402 billing", []pt.Response{pt.Status(402, `{"type":"error","error":{"type":"billing_error","message":"credit balance too low"}}`)}, providers.ErrAuthentication, "billing_error", 1),
+			pt.Case("in-stream rate limit then success", []pt.Response{pt.Stream([]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"rate_limit_error\",\"message\":\"slow\"}}\n\n")), pt.Stream(ok)}, nil, "", 2),
+			pt.Case("in-stream invalid request", []pt.Response{pt.Stream([]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"bad\"}}\n\n"))}, providers.ErrInvalidRequest, "invalid_request_error", 1),
+			pt.Case("connection error then success", []pt.Response{{Err: errors.New("connection reset by peer")}, pt.Stream(ok)}, nil, "", 2),
 		}
 		pt.RunErrorCases(t, "messages", func(ex providers.Executor) providers.Provider { return newWith(t, Options{Executor: ex}) }, hello, want, cases)
+		// The wait the server asked for is honoured exactly.
+		start := time.Now()
+		ex := pt.NewReplay(pt.Status(429, `{"type":"error","error":{"type":"rate_limit_error","message":"slow"}}`, "Retry-After", "3"), pt.Stream(ok))
+		if got := pt.Run(t, newWith(t, Options{Executor: ex}), hello()); got != want || time.Since(start) != 3*time.Second {
+			t.Errorf("Retry-After 3: after %v\n%s", time.Since(start), got)
+		}
 		// An error after text has streamed is reported, never retried.
 		after, _ := os.ReadFile("testdata/error_after_text.sse")
-		ex := pt.NewReplay(pt.Stream(after), pt.Stream(ok))
+		ex = pt.NewReplay(pt.Stream(after), pt.Stream(ok))
 		if got := pt.Run(t, newWith(t, Options{Executor: ex}), hello()); ex.Requests() != 1 || !strings.Contains(got, "text 0 \"Partial\"\nerror messages: upstream error (api_error)") {
 			t.Errorf("error after text, %d requests:\n%s", ex.Requests(), got)
 		}
@@ -226,9 +256,12 @@ func TestModelVersion(t *testing.T) {
 }
 
 func TestCapabilities(t *testing.T) {
-	c := newWith(t, Options{}).Capabilities("")
-	if !c.Tools || !c.Images || !c.Reasoning || c.JSONObject || !c.JSONSchema {
+	c := newWith(t, Options{DefaultModel: "family-4-5"}).Capabilities("")
+	if !c.Tools || !c.Images || !c.Reasoning || !c.Effort || c.JSONObject || !c.JSONSchema {
 		t.Errorf("%+v", c)
+	}
+	if c := newWith(t, Options{}).Capabilities("family-3-5"); c.Reasoning || c.Effort || !c.Tools {
+		t.Errorf("3.5: %+v", c)
 	}
 }
 
@@ -256,4 +289,62 @@ func TestForeignReasoningLeftOut(t *testing.T) {
 	if !strings.Contains(got, `"signature":"c2lnbmF0dXJl"`) || !strings.Contains(got, `"data":"b3BhcXVl"`) {
 		t.Fatalf("own reasoning missing: %s", got)
 	}
+}
+
+// Cancelling the context mid-stream ends it promptly with a cancelled
+// error, over a real connection, leaving no goroutine behind.
+func TestCancelMidStream(t *testing.T) {
+	data, _ := os.ReadFile("testdata/thinking_tools.sse")
+	pt.CancelMidStream(t, func(t testing.TB, url string, c *http.Client) providers.Provider {
+		return newWith(t, Options{BaseURL: url, Client: c})
+	}, hello, data, bytes.Index(data, []byte(`"Checking both."`))+200, func(ev providers.Event) bool {
+		return ev.Type == providers.EventTextDelta && ev.Text == "Checking both."
+	})
+}
+
+// A line over the 16 MiB bound is a clear error, not a hang or a crash.
+func TestLineTooLong(t *testing.T) {
+	head := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1}}}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\""
+	pt.LineTooLong(t, func(t testing.TB, ex providers.Executor) providers.Provider { return newWith(t, Options{Executor: ex}) }, hello,
+		head, "\"}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+}
+
+// Effort levels map to what each model generation takes.
+func TestEffortLevels(t *testing.T) {
+	p := newWith(t, Options{})
+	for _, c := range []struct {
+		model  string
+		effort providers.Effort
+		want   string
+	}{
+		{"family-4-6", providers.EffortXHigh, `"thinking":{"type":"adaptive"},"output_config":{"effort":"max"}`},
+		{"family-4-7", providers.EffortXHigh, `"thinking":{"type":"adaptive"},"output_config":{"effort":"xhigh"}`},
+		{"family-5", providers.EffortLow, `"thinking":{"type":"adaptive"},"output_config":{"effort":"low"}`},
+		{"family-4-5", providers.EffortMax, `"thinking":{"type":"enabled","budget_tokens":16000}`},
+		{"family-3-7", providers.EffortLow, `"thinking":{"type":"enabled","budget_tokens":2048}`},
+		{"family-3-7", providers.EffortHigh, `"thinking":{"type":"enabled","budget_tokens":2048}`},
+		{"family-3-5", providers.EffortHigh, `"max_tokens":4096,"messages"`}, // no thinking before 3.7
+		{"gateway/family", providers.EffortMedium, `"thinking":{"type":"enabled","budget_tokens":2048}`},
+	} {
+		req := hello()
+		req.Model, req.Effort = c.model, c.effort
+		if c.model == "family-4-5" {
+			req.MaxTokens = 32000
+		}
+		body, _, err := p.Body(req)
+		if err != nil || !strings.Contains(string(body), c.want) {
+			t.Errorf("%s %s: %s %v", c.model, c.effort, body, err)
+		}
+	}
+}
+
+// The executor, logger, payload logger and timeout (seed §2.2) reach the
+// shared plumbing; ping events count as data for the idle watchdog.
+func TestPlumbingOptions(t *testing.T) {
+	data, _ := os.ReadFile("testdata/text.sse")
+	pt.CheckPlumbing(t, "messages", "sk-secret", func(t testing.TB, o pt.Plumbing) providers.Provider {
+		return newWith(t, Options{APIKey: "sk-secret", Executor: o.Executor, Logger: o.Logger, PayloadLogger: o.PayloadLogger, Timeout: o.Timeout})
+	}, hello, data, bytes.Index(data, []byte(`"Hello"`))+100)
 }
