@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -202,16 +203,17 @@ func Status(status int, body string, header ...string) Response {
 	return Response{Status: status, Header: h, Body: []byte(body)}
 }
 
-// Server returns an httptest server answering every request with body as
-// an event stream, written in two pieces split at split (0: one piece),
-// flushed in between.
-func Server(t testing.TB, body []byte, split int) *httptest.Server {
+// SplitServer returns an httptest server answering every request with body
+// as an event stream, written in two pieces flushed apart at the byte the
+// returned value holds when the request arrives (0: one piece).
+func SplitServer(t testing.TB, body []byte) (*httptest.Server, *atomic.Int64) {
+	var at atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		f, _ := w.(http.Flusher)
-		if split > 0 && split < len(body) {
+		if split := int(at.Load()); split > 0 && split < len(body) {
 			w.Write(body[:split])
 			f.Flush()
 			w.Write(body[split:])
@@ -220,7 +222,7 @@ func Server(t testing.TB, body []byte, split int) *httptest.Server {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, &at
 }
 
 // Drain reads a stream to its end and returns its events and its final
