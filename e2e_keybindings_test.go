@@ -64,6 +64,13 @@ func TestE2EKeybindingsCheckExplicitFile(t *testing.T) {
 		t.Errorf("a directory: %+v", r)
 	}
 
+	// A file over the size bound is refused without being parsed.
+	s.write("big.json", `{"version": 1, "bindings": {}}`+strings.Repeat(" ", 1<<20))
+	if r := s.run("", "keybindings", "check", "big.json"); r.Code != 1 || r.Stdout != "" ||
+		r.Stderr != "agent keybindings check: big.json: larger than 1048576 bytes: not a keybindings file\n" {
+		t.Errorf("a file over 1 MiB: %+v", r)
+	}
+
 	// Every problem of a broken document, one line each.
 	s.write("dup.json", "{\n  \"version\": 1,\n  \"version\": 1,\n  \"bindings\": {\"galaxy\": {}}\n}\n")
 	r = s.run("", "keybindings", "check", "dup.json")

@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"agent/internal/securefile"
@@ -85,19 +86,22 @@ func Load(path string, prev *keys.Keymap) Update {
 	case err != nil:
 		return Update{Keymap: prev, Notices: []string{readProblem(path, err)}}
 	}
-	return parse(path, data, prev)
+	u, _ := parse(path, data, prev)
+	return u
 }
 
-func parse(path string, data []byte, prev *keys.Keymap) Update {
+// parse validates the file's content; valid is false when it has errors
+// (then the Update carries prev).
+func parse(path string, data []byte, prev *keys.Keymap) (u Update, valid bool) {
 	km, problems := keys.ParseFile(data)
-	u := Update{Keymap: km}
+	u.Keymap = km
 	if km == nil {
 		u.Keymap = prev
 	}
 	for _, p := range problems {
 		u.Notices = append(u.Notices, p.Format(path))
 	}
-	return u
+	return u, km != nil
 }
 
 // readProblem formats a read error as "FILE: message" without repeating
@@ -137,11 +141,13 @@ type Options struct {
 
 // Watcher watches the overrides file. One goroutine looks at the file
 // when its directory changes (inotify, so an idle UI never wakes) or,
-// where the system gives no notifications, every interval (a stat: cheap,
-// portable, and correct for editors that replace the file by rename), and
-// sends an Update on Updates for each change of content: a valid file brings its bindings,
-// an invalid one the previous bindings and its problems, each reported
-// once, a removed file the defaults.
+// where the system gives no notifications or the directory does not exist
+// yet, every interval (a stat: cheap, portable, and correct for editors
+// that replace the file by rename); notifications take over once the
+// directory appears. It sends an Update on Updates for each change of
+// content: a valid file brings its bindings, an invalid one the previous
+// bindings and its problems, each reported once, a removed file the
+// defaults.
 type Watcher struct {
 	path     string
 	interval time.Duration
@@ -150,6 +156,10 @@ type Watcher struct {
 	cancel   context.CancelFunc
 	done     chan struct{}
 	once     sync.Once
+
+	// notified is set while the watcher looks on change notifications
+	// rather than on a timer (for tests).
+	notified atomic.Bool
 
 	// Owned by the polling goroutine after Watch returns.
 	current *keys.Keymap
@@ -211,17 +221,28 @@ func (w *Watcher) Close() error {
 func (w *Watcher) run(ctx context.Context, events <-chan struct{}, stop func()) {
 	defer close(w.done)
 	defer close(w.updates)
-	defer stop()
+	defer func() { stop() }()
 	// Without change notifications, look every interval. With them, look
 	// when the directory changes, and once more an interval after a look
 	// that found a suspect file (a problem is reported when it stays).
 	var tick <-chan time.Time
 	var t *time.Ticker
-	if events == nil {
+	defer func() {
+		if t != nil {
+			t.Stop()
+		}
+	}()
+	poll := func() {
+		w.notified.Store(false)
 		t = time.NewTicker(w.interval)
-		defer t.Stop()
 		tick = t.C
 	}
+	if events == nil {
+		poll()
+	} else {
+		w.notified.Store(true)
+	}
+	dir := filepath.Dir(w.path)
 	var again *time.Timer
 	var againC <-chan time.Time
 	defer func() {
@@ -235,15 +256,28 @@ func (w *Watcher) run(ctx context.Context, events <-chan struct{}, stop func()) 
 		case <-ctx.Done():
 			return
 		case now = <-tick:
+			// Polling because the directory did not exist (a first run,
+			// before ~/.agent is made) or went away: once it is there,
+			// change notifications take over and the ticker stops. The
+			// look below follows the arming, so nothing falls between.
+			if !w.pollOnly {
+				if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+					if ev, st, ok := dirEvents(dir); ok {
+						events, stop = ev, st
+						t.Stop()
+						t, tick = nil, nil
+						w.notified.Store(true)
+					}
+				}
+			}
 		case now = <-againC:
 			againC = nil
 		case _, open := <-events:
 			if !open {
-				// The directory went away: poll from now on.
-				events = nil
-				t = time.NewTicker(w.interval)
-				defer t.Stop()
-				tick = t.C
+				// The directory went away: poll until it is back.
+				stop()
+				events, stop = nil, func() {}
+				poll()
 			}
 			now = time.Now()
 		}
@@ -300,8 +334,10 @@ func (w *Watcher) poll(now time.Time, initial bool) (Update, bool) {
 	if unchanged && !initial {
 		return Update{}, false
 	}
-	u := parse(w.path, data, w.current)
-	if u.Notices != nil && !initial && !(w.hasSuspect && w.suspect == sum) {
+	// A valid file applies at once, warnings and all; only an invalid one
+	// may be an editor's half-written save.
+	u, valid := parse(w.path, data, w.current)
+	if !valid && !initial && !(w.hasSuspect && w.suspect == sum) {
 		w.suspect, w.hasSuspect = sum, true
 		return Update{}, false
 	}

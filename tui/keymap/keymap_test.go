@@ -344,3 +344,78 @@ func TestWatcherNotified(t *testing.T) {
 		t.Fatalf("%+v", u)
 	}
 }
+
+// TestWatcherArmsWhenDirectoryAppears: on a first run ~/.agent does not
+// exist yet, so the watcher polls; once the directory is there, change
+// notifications take over (an idle UI stops waking), and when it goes away
+// polling resumes until it is back.
+func TestWatcherArmsWhenDirectoryAppears(t *testing.T) {
+	if _, _, ok := dirEvents(t.TempDir()); !ok {
+		t.Skip("no change notifications on this system")
+	}
+	dir := filepath.Join(t.TempDir(), ".agent")
+	path := filepath.Join(dir, "keybindings.json")
+	w, first := Watch(t.Context(), path, Options{Interval: 5 * time.Millisecond})
+	defer w.Close()
+	if first.Keymap != keys.Defaults() || w.notified.Load() {
+		t.Fatalf("no directory: %+v, notified %v", first, w.notified.Load())
+	}
+	next := func(what string) Update {
+		t.Helper()
+		select {
+		case u := <-w.Updates():
+			return u
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no update", what)
+		}
+		return Update{}
+	}
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal(what)
+			}
+		}
+	}
+	for round := range 2 {
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		eventually("notifications not armed once the directory exists", w.notified.Load)
+		write(t, path, `{"version": 1, "bindings": {"recovery": {"retry": "r"}}}`)
+		if u := next("file written"); u.Notices != nil {
+			t.Fatalf("round %d: %+v", round, u)
+		} else if a, _ := u.Keymap.Lookup(keys.Recovery, stroke(t, "r")); a != keys.ActRetry {
+			t.Fatalf("round %d: file not applied", round)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+		if u := next("directory removed"); u.Keymap != keys.Defaults() {
+			t.Fatalf("round %d: %+v", round, u)
+		}
+		eventually("still notified after the directory went away", func() bool { return !w.notified.Load() })
+	}
+}
+
+// TestWatcherWarningsApplyAtOnce: a valid file with warnings is no
+// half-written save; it applies on the first look, its warnings shown.
+func TestWatcherWarningsApplyAtOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keybindings.json")
+	w := &Watcher{path: path, current: keys.Defaults()}
+	if _, changed := w.poll(time.Now(), true); !changed {
+		t.Fatal("first poll")
+	}
+	write(t, path, `{"version": 1, "bindings": {"list-picker": {"select": "ctrl+K"}}}`)
+	u, changed := w.poll(time.Now(), false)
+	if !changed || len(u.Notices) != 1 || !strings.Contains(u.Notices[0], ": warning: ") {
+		t.Fatalf("changed=%v %+v", changed, u)
+	}
+	if a, _ := u.Keymap.Lookup(keys.ListPicker, stroke(t, "ctrl+shift+k")); a != keys.ActSelect {
+		t.Fatalf("not applied: %+v", u)
+	}
+	if _, changed := w.poll(time.Now(), false); changed {
+		t.Error("the warnings were reported twice")
+	}
+}

@@ -42,7 +42,8 @@ type Event struct {
 	// control characters but tab and newline.
 	Text string
 	// More is set on an EventPaste when more of the same paste follows in
-	// a later event (see Decoder).
+	// a later event: only a paste longer than DecoderOptions.MaxPaste is
+	// cut.
 	More bool
 	// Flags is the kitty flag set of an EventKittyFlags.
 	Flags int
@@ -65,9 +66,9 @@ const (
 // DecoderOptions configures a Decoder. The zero value is the default.
 type DecoderOptions struct {
 	// MaxPaste bounds the text of one paste event, in bytes; 0 means
-	// DefaultMaxPaste. A longer paste arrives as several events, each of
-	// at most MaxPaste bytes, split between characters, all but the last
-	// with More set.
+	// DefaultMaxPaste. A paste arrives as one event; a longer one arrives
+	// as several, each of at most MaxPaste bytes, split between
+	// characters, all but the last with More set.
 	MaxPaste int
 }
 
@@ -82,7 +83,8 @@ type DecoderOptions struct {
 // A lone ESC cannot be told from the start of a sequence by the bytes
 // alone: when Pending reports true, the caller waits its escape timeout for
 // more input and calls Flush if none came. Feed's results do not depend on
-// how the input is split into calls.
+// how the input is split into calls, nor, within a bracketed paste, on
+// pauses: a paste is one event however slowly it arrives.
 //
 // Memory is bounded: an incomplete sequence holds at most a few KiB, an
 // overlong one is skipped to its end, and a paste holds at most MaxPaste
@@ -124,14 +126,11 @@ func (d *Decoder) maxPaste() int {
 }
 
 // Pending reports whether the decoder holds input that a pause resolves:
-// a lone ESC, an incomplete sequence, or paste text not yet emitted. (In a
-// paste, a possible start of the end marker is held until more input
-// says what it is; a pause does not resolve it.)
+// a lone ESC or an incomplete sequence. Inside a bracketed paste nothing
+// is pending: the paste waits for its end marker (or MaxPaste), so that it
+// arrives as one event even when it comes in several reads.
 func (d *Decoder) Pending() bool {
-	if d.inPaste {
-		return len(d.paste) > 0
-	}
-	return len(d.pend) > 0 || d.skip != skipNone
+	return !d.inPaste && (len(d.pend) > 0 || d.skip != skipNone)
 }
 
 // Reset forgets all state, including a paste in progress.
@@ -142,18 +141,13 @@ func (d *Decoder) Reset() {
 // Flush tells the decoder that no more input arrived within the escape
 // timeout and appends what that resolves: a held ESC becomes Escape, an
 // incomplete sequence becomes Alt plus its second byte followed by the
-// rest as keys, and a paste in progress emits the text so far (More set).
+// rest as keys. A paste in progress is left alone: it continues with the
+// next Feed.
 func (d *Decoder) Flush(dst []Event) []Event {
-	d.skip = skipNone
 	if d.inPaste {
-		// The end marker may still be in pend; keep waiting for it, but
-		// show what has arrived.
-		if len(d.paste) > 0 {
-			dst = append(dst, Event{Kind: EventPaste, Text: string(d.paste), More: true})
-			d.paste = d.paste[:0]
-		}
 		return dst
 	}
+	d.skip = skipNone
 	buf := d.pend
 	d.pend = nil
 	for b := buf; len(b) > 0; {
@@ -653,6 +647,17 @@ func decodeCSI(b []byte) (Event, int) {
 			// before and decode from this byte.
 			return Event{}, i
 		}
+		if c == '$' && !inter && i > start && allDigits(b[start:i]) {
+			// rxvt ends its shifted editing keys with $ (CSI 3 $ is
+			// shift+delete) where ECMA-48 has an intermediate byte. No
+			// reply a terminal sends has this shape: DECRPM carries two
+			// parameters (CSI 2026 ; 2 $ y).
+			var ps params
+			ps.parse(b[start:i])
+			if k := tildeKey(ps.get(0, 0, -1)); k != 0 {
+				return keyEvent(k, ModShift), i + 1
+			}
+		}
 		if c <= 0x2f {
 			inter = true
 		}
@@ -759,6 +764,15 @@ func csiKey(ps *params, final byte) Event {
 		return Event{}
 	}
 	return keyEvent(k, m.m)
+}
+
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // tildeKey maps the number of a CSI number ~ key (VT220 and rxvt).

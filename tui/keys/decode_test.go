@@ -117,6 +117,8 @@ var decodeCases = []struct {
 	{"rxvt ctrl arrows", []string{"\x1bOa\x1bOd"}, []string{"ctrl+up", "ctrl+left"}},
 	{"rxvt shift arrows", []string{"\x1b[a\x1b[c"}, []string{"shift+up", "shift+right"}},
 	{"rxvt ctrl and ctrl+shift", []string{"\x1b[3^\x1b[5@"}, []string{"ctrl+delete", "ctrl+shift+pageup"}},
+	{"rxvt shifted editing keys", []string{"\x1b[3$\x1b[7$x\x1b[2$"}, []string{"shift+delete", "shift+home", "x|x", "shift+insert"}},
+	{"dollar after two parameters is an intermediate", []string{"\x1b[3;2$yx\x1b[99$x"}, []string{"x|x"}},
 	// xterm modifyOtherKeys.
 	{"modify other keys", []string{"\x1b[27;5;13~\x1b[27;2;65~\x1b[27;6;65~\x1b[27;2;33~"},
 		[]string{"ctrl+enter", "shift+a|A", "ctrl+shift+a", "!|!"}},
@@ -163,14 +165,16 @@ var decodeCases = []struct {
 	{"paste truncated character at end", []string{"\x1b[200~a\xe7\x95\x1b[201~"}, []string{"paste(\"a\ufffd\")"}},
 	{"paste broken character", []string{"\x1b[200~\xe7x\x1b[201~"}, []string{"paste(\"\ufffdx\")"}},
 	{"paste broken longer character", []string{"\x1b[200~0\xe7\x950\x1b[201~"}, []string{"paste(\"0\ufffd\ufffd0\")"}},
-	{"paste cut after an escape", []string{"\x1b[200~ab\x1b"}, []string{`paste+("ab")`}},
+	{"paste cut after an escape", []string{"\x1b[200~ab\x1b", "[201~"}, []string{`paste("ab")`}},
+	{"paste unfinished", []string{"\x1b[200~ab"}, nil},
 	{"paste then keys", []string{"\x1b[200~x\x1b[201~y"}, []string{`paste("x")`, "y|y"}},
 	{"paste with marker look-alike", []string{"\x1b[200~\x1b[20x\x1b[2011~\x1b[201~"}, []string{`paste("[20x[2011~")`}},
 	{"paste end marker outside paste", []string{"\x1b[201~x"}, []string{"x|x"}},
 	{"paste after alt prefix", []string{"\x1b\x1b[200~x\x1b[201~"}, []string{`paste("x")`}},
-	{"paste across a pause", []string{"\x1b[200~abc", "def\x1b[201~"}, []string{`paste+("abc")`, `paste("def")`}},
-	{"paste marker across a pause", []string{"\x1b[200~abc\x1b[20", "1~"}, []string{`paste+("abc")`, `paste("")`}},
-	{"paste cr lf across a pause", []string{"\x1b[200~a\r", "\nb\x1b[201~"}, []string{`paste+("a\n")`, `paste("b")`}},
+	{"paste across pauses is one event", []string{"\x1b[200~abc", "d\x1b", "ef\x1b[201~"}, []string{`paste("abcdef")`}},
+	{"paste marker across a pause", []string{"\x1b[200~abc\x1b[20", "1~"}, []string{`paste("abc")`}},
+	{"paste cr lf across a pause", []string{"\x1b[200~a\r", "\nb\x1b[201~"}, []string{`paste("a\nb")`}},
+	{"paste utf-8 across a pause", []string{"\x1b[200~\xe7\x95", "\x8c\x1b[201~"}, []string{`paste("界")`}},
 	{"paste start by timeout is alt", []string{"\x1b[200"}, []string{"alt+[", "2|2", "0|0", "0|0"}},
 }
 
@@ -253,19 +257,19 @@ func TestDecodePending(t *testing.T) {
 	}{
 		{"a", false}, {"\x1b", true}, {"[", true}, {"A", false},
 		{"\xe7", true}, {"\x95\x8c", false},
-		{"\x1b[200~", false}, {"abc", true}, {"\x1b[201~", false},
-		{"\x1b[200~abc\x1b[2", true}, {"0", true},
+		{"\x1b[200~", false}, {"abc", false}, {"\x1b[201~", false},
+		{"\x1b[200~abc\x1b[2", false}, {"0", false},
 	} {
 		d.Feed(nil, []byte(step.in))
 		if d.Pending() != step.pending {
 			t.Errorf("after %q: Pending() = %v", step.in, !step.pending)
 		}
 	}
-	// After a pause the paste text is out; the held marker start waits.
-	if got := describeAll(d.Flush(nil)); !slices.Equal(got, []string{`paste+("abc")`}) || d.Pending() {
+	// A pause inside a paste resolves nothing: the paste is one event.
+	if got := describeAll(d.Flush(nil)); len(got) != 0 || d.Pending() {
 		t.Errorf("flush in a paste: %q, pending %v", got, d.Pending())
 	}
-	if got := describeAll(d.Feed(nil, []byte("1~x"))); !slices.Equal(got, []string{`paste("")`, "x|x"}) {
+	if got := describeAll(d.Feed(nil, []byte("1~x"))); !slices.Equal(got, []string{`paste("abc")`, "x|x"}) {
 		t.Errorf("end of the paste: %q", got)
 	}
 }

@@ -130,10 +130,10 @@ func (v *validator) file(root *strictjson.Value) {
 			}
 		case "version":
 			version = true
-			switch f, ok := m.Value.Float(); {
+			switch {
 			case m.Value.Kind != strictjson.Number:
 				v.errorf(m.Value, path, "expected the number 1, found %s", article(m.Value.Kind))
-			case !ok || f != 1:
+			case !isOne(m.Value.Str):
 				v.errorf(m.Value, path, "unsupported version %s: the only version is 1", m.Value.Str)
 			}
 		case "bindings":
@@ -149,6 +149,30 @@ func (v *validator) file(root *strictjson.Value) {
 	if !bindings {
 		v.errorf(root, strictjson.Root, `missing required field "bindings"`)
 	}
+}
+
+// isOne reports whether a JSON number equals 1 exactly (seed §2.1: the
+// constant 1), in any spelling: 1, 1.0, 1e0, 0.1e1, 10E-1. Exactly, not as
+// a float64: 1.0000000000000001 rounds to 1 but is not 1.
+func isOne(num string) bool {
+	mant, exp, _ := strings.Cut(strings.ToLower(num), "e")
+	if strings.HasPrefix(mant, "-") {
+		return false
+	}
+	e := 0
+	if exp != "" {
+		n, err := strconv.Atoi(exp)
+		if err != nil {
+			return false // beyond int: no mantissa a 1 MiB file holds brings it back to 1
+		}
+		e = n
+	}
+	intPart, frac, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(intPart+frac, "0")
+	// The value is digits × 10^(e - len(frac) - trailing zeros dropped).
+	trimmed := strings.TrimRight(digits, "0")
+	e += len(digits) - len(trimmed) - len(frac)
+	return trimmed == "1" && e == 0
 }
 
 func (v *validator) bindings(val *strictjson.Value, path strictjson.Path) {
@@ -273,7 +297,10 @@ func (v *validator) key(c Context, idx int, val *strictjson.Value, path strictjs
 	if slices.Contains(strokes, ctrlB) && !slices.Contains(defaultSeqs(c, idx), q) {
 		v.add(val, path, true, "%q: ctrl+b is the prefix key of terminal multiplexers such as tmux, which may not pass it on", val.Str)
 	}
-	for _, s := range strokes {
+	// As written: ctrl+shift+m is a letter here, though it resolves to
+	// shift+enter.
+	written, _ := parseWritten(val.Str)
+	for _, s := range [...]Stroke{written.First, written.Second} {
 		if s.Mod&(ModCtrl|ModShift) == ModCtrl|ModShift && !s.Key.IsNamed() && unicode.IsLetter(rune(s.Key)) {
 			v.add(val, path, true, "%q: many terminals cannot deliver %s (ctrl+shift with a letter)", val.Str, s)
 			break
@@ -413,15 +440,17 @@ func editDistance(a, b string, limit int) int {
 	return min(prev[len(b)], limit)
 }
 
-// recover reports a document strictjson refused. When the only trouble is
-// duplicate keys, it parses the document again keeping the duplicates,
-// reports each of them at its JSONPath and returns the tree, so that the
-// other problems are reported too (decisions.md §1.3: every problem).
+// recover reports a document strictjson refused. When the document is
+// well-formed JSON whose only trouble is duplicate keys or unpaired
+// surrogate escapes, it parses the document again keeping the duplicates,
+// reports each of those problems at its JSONPath and returns the tree, so
+// that the other problems are reported too (decisions.md §1.3: every
+// problem). Anything else is reported as strictjson found it.
 func (v *validator) recover(data []byte, err error) *strictjson.Value {
 	var se *strictjson.SyntaxError
 	if errors.As(err, &se) && utf8.Valid(data) {
-		if root, dups, terr := tolerantParse(data); terr == nil && len(dups) > 0 {
-			v.problems = append(v.problems, dups...)
+		if root, found, terr := tolerantParse(data); terr == nil && len(found) > 0 {
+			v.problems = append(v.problems, found...)
 			return root
 		}
 	}
@@ -440,8 +469,11 @@ func (v *validator) recover(data []byte, err error) *strictjson.Value {
 }
 
 // tolerantParse builds a tree like strictjson.Parse but keeps duplicate
-// keys, reporting each. It relies on encoding/json for the syntax, and is
-// used only on UTF-8 input that strictjson refused.
+// keys, and reports each of them and each string with an unpaired
+// surrogate escape (which encoding/json turns into U+FFFD where strictjson
+// refuses it). It relies on encoding/json for the syntax, and is used only
+// on UTF-8 input that strictjson refused; nesting is bounded as strictjson
+// bounds it.
 func tolerantParse(data []byte) (*strictjson.Value, []Problem, error) {
 	t := &tolerant{data: data, dec: json.NewDecoder(bytes.NewReader(data)), line: 1}
 	t.dec.UseNumber()
@@ -452,22 +484,71 @@ func tolerantParse(data []byte) (*strictjson.Value, []Problem, error) {
 	if _, err := t.dec.Token(); err != io.EOF {
 		return nil, nil, errors.New("trailing data")
 	}
-	return root, t.dups, nil
+	return root, t.found, nil
 }
 
 type tolerant struct {
 	data      []byte
 	dec       *json.Decoder
-	dups      []Problem
+	found     []Problem
 	off       int // offsets below are counted into line and lineStart
 	line      int
 	lineStart int
 }
 
+// checkString reports a string token whose raw text, data[start:] up to
+// the decoder's offset, escapes half of a surrogate pair alone.
+func (t *tolerant) checkString(start int, path strictjson.Path, line, col int) {
+	raw := t.data[start:min(int(t.dec.InputOffset()), len(t.data))]
+	if unpairedSurrogate(raw) {
+		t.found = append(t.found, Problem{Path: path, Line: line, Col: col, Msg: "not valid JSON: unpaired surrogate in a \\u escape"})
+	}
+}
+
+// unpairedSurrogate scans a JSON string literal that encoding/json
+// accepted (so every escape is well-formed) for a \uD800–\uDFFF escape
+// that is not a high surrogate followed by a low one.
+func unpairedSurrogate(raw []byte) bool {
+	hex := func(i int) rune {
+		if i+4 > len(raw) {
+			return -1
+		}
+		n, err := strconv.ParseUint(string(raw[i:i+4]), 16, 32)
+		if err != nil {
+			return -1
+		}
+		return rune(n)
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		i++
+		if i >= len(raw) || raw[i] != 'u' {
+			continue
+		}
+		r := hex(i + 1)
+		i += 4
+		switch {
+		case r >= 0xDC00 && r < 0xE000:
+			return true
+		case r >= 0xD800 && r < 0xDC00:
+			if i+2 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
+				if r2 := hex(i + 3); r2 >= 0xDC00 && r2 < 0xE000 {
+					i += 6
+					continue
+				}
+			}
+			return true
+		}
+	}
+	return false
+}
+
 var errTooDeep = errors.New("nesting too deep")
 
-// pos returns the line and column of the next token.
-func (t *tolerant) pos() (int, int) {
+// pos returns the line and column of the next token, and its offset.
+func (t *tolerant) pos() (line, col, offset int) {
 	off := int(t.dec.InputOffset())
 	for off < len(t.data) && strings.IndexByte(" \t\r\n,:", t.data[off]) >= 0 {
 		off++
@@ -478,14 +559,11 @@ func (t *tolerant) pos() (int, int) {
 			t.lineStart = t.off + 1
 		}
 	}
-	return t.line, off - t.lineStart + 1
+	return t.line, off - t.lineStart + 1, off
 }
 
 func (t *tolerant) value(depth int, path strictjson.Path) (*strictjson.Value, error) {
-	if depth > strictjson.DefaultMaxDepth {
-		return nil, errTooDeep
-	}
-	line, col := t.pos()
+	line, col, off := t.pos()
 	tok, err := t.dec.Token()
 	if err != nil {
 		return nil, err
@@ -493,6 +571,9 @@ func (t *tolerant) value(depth int, path strictjson.Path) (*strictjson.Value, er
 	v := &strictjson.Value{Line: line, Col: col}
 	switch tok := tok.(type) {
 	case json.Delim:
+		if depth >= strictjson.DefaultMaxDepth {
+			return nil, errTooDeep
+		}
 		if tok == '[' {
 			v.Kind = strictjson.Array
 			for i := 0; t.dec.More(); i++ {
@@ -506,14 +587,15 @@ func (t *tolerant) value(depth int, path strictjson.Path) (*strictjson.Value, er
 			v.Kind = strictjson.Object
 			first := map[string]int{}
 			for t.dec.More() {
-				kl, kc := t.pos()
+				kl, kc, koff := t.pos()
 				kt, err := t.dec.Token()
 				if err != nil {
 					return nil, err
 				}
 				key, _ := kt.(string)
+				t.checkString(koff, path.Key(key), kl, kc)
 				if l, dup := first[key]; dup {
-					t.dups = append(t.dups, Problem{Path: path.Key(key), Line: kl, Col: kc, Msg: fmt.Sprintf("duplicate key %q (first at line %d)", key, l)})
+					t.found = append(t.found, Problem{Path: path.Key(key), Line: kl, Col: kc, Msg: fmt.Sprintf("duplicate key %q (first at line %d)", key, l)})
 				} else {
 					first[key] = kl
 				}
@@ -529,6 +611,7 @@ func (t *tolerant) value(depth int, path strictjson.Path) (*strictjson.Value, er
 		}
 	case string:
 		v.Kind, v.Str = strictjson.String, tok
+		t.checkString(off, path, line, col)
 	case json.Number:
 		v.Kind, v.Str = strictjson.Number, tok.String()
 	case bool:

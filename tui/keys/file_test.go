@@ -223,11 +223,22 @@ var fileCases = []struct {
 	{"invalid-unknown-top-field.json", []string{
 		"$.keybindings: unknown field \"keybindings\" (allowed: $schema, version, bindings)",
 	}},
+	{"invalid-unpaired-surrogate.json", []string{
+		"$.bindings.chat-input.submit: not valid JSON: unpaired surrogate in a \\u escape",
+		"$.extra: unknown field \"extra\" (allowed: $schema, version, bindings)",
+	}},
+	{"invalid-unpaired-surrogate-and-duplicate.json", []string{
+		"$.bindings.chat-input.submit: not valid JSON: unpaired surrogate in a \\u escape",
+		"$.bindings.chat-input.submit: duplicate key \"submit\" (first at line 4)",
+	}},
 	{"invalid-utf8.json", []string{
 		"$: not valid JSON: line 1, column 52: invalid UTF-8 in string",
 	}},
 	{"invalid-version-2.json", []string{
 		"$.version: unsupported version 2: the only version is 1",
+	}},
+	{"invalid-version-almost-one.json", []string{
+		"$.version: unsupported version 1.0000000000000001: the only version is 1",
 	}},
 	{"invalid-version-fraction.json", []string{
 		"$.version: unsupported version 1.5: the only version is 1",
@@ -269,6 +280,9 @@ var fileCases = []struct {
 	}},
 	{"warn-ctrl-b-in-chord.json", []string{
 		"$.bindings.list-picker.select: warning: \"ctrl+b s\": ctrl+b is the prefix key of terminal multiplexers such as tmux, which may not pass it on",
+	}},
+	{"warn-ctrl-shift-m-is-shift-enter.json", []string{
+		"$.bindings.chat-input.submit[1]: warning: \"ctrl+shift+m\": many terminals cannot deliver ctrl+shift+m (ctrl+shift with a letter)",
 	}},
 	{"warn-ctrl-shift-letter.json", []string{
 		"$.bindings.list-picker.select: warning: \"ctrl+shift+k\": many terminals cannot deliver ctrl+shift+k (ctrl+shift with a letter)",
@@ -321,4 +335,44 @@ func TestFileTable(t *testing.T) {
 			t.Errorf("%s has no row in fileCases", f)
 		}
 	}
+}
+
+func TestVersionIsExactlyOne(t *testing.T) {
+	for num, want := range map[string]bool{
+		"1": true, "1.0": true, "1.000": true, "1e0": true, "1E+0": true, "0.1e1": true, "10e-1": true,
+		"100e-2": true, "0.01e2": true, "0001": true,
+		"2": false, "0": false, "-1": false, "1.5": false, "0.1": false, "10": false, "1e1": false,
+		"1.0000000000000001": false, "0.99999999999999999": false, "1e99999999999999999999": false, "11e-1": false,
+	} {
+		if got := isOne(num); got != want {
+			t.Errorf("isOne(%s) = %v", num, got)
+		}
+		_, problems := ParseFile([]byte(`{"version": ` + num + `, "bindings": {}}`))
+		if num == "0001" {
+			continue // not JSON; the parser refuses it first
+		}
+		if HasErrors(problems) == want {
+			t.Errorf("version %s: problems %v", num, problems)
+		}
+	}
+}
+
+func TestFileTooLarge(t *testing.T) {
+	data := []byte(`{"version": 1, "bindings": {}}` + strings.Repeat(" ", MaxFileSize))
+	km, problems := ParseFile(data)
+	want := []string{"$: file larger than 1048576 bytes"}
+	if km != nil || !slices.Equal(describeProblems(problems), want) {
+		t.Errorf("ParseFile of %d bytes: %v, %q", len(data), km != nil, describeProblems(problems))
+	}
+	if km, problems := ParseFile(data[:MaxFileSize]); km == nil || len(problems) != 0 {
+		t.Errorf("a file of exactly MaxFileSize bytes: %v", problems)
+	}
+}
+
+func describeProblems(ps []Problem) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.String())
+	}
+	return out
 }

@@ -120,12 +120,20 @@ type Stroke struct {
 // equivalences ctrl+m = enter, ctrl+i = tab, ctrl+[ = escape (a legacy
 // terminal sends the same byte for both, so they cannot be told apart).
 // Other modifiers are kept: ctrl+alt+m is alt+enter.
-func (s Stroke) Canonical() Stroke {
+func (s Stroke) Canonical() Stroke { return s.shiftCase().terminal() }
+
+// shiftCase writes an upper-case letter as shift plus the lower-case one.
+func (s Stroke) shiftCase() Stroke {
 	if r := rune(s.Key); s.Key > 0 && s.Key <= unicode.MaxRune && unicode.IsUpper(r) {
 		if l := unicode.ToLower(r); l != r {
 			s.Key, s.Mod = Key(l), s.Mod|ModShift
 		}
 	}
+	return s
+}
+
+// terminal applies the terminal equivalences to a shift-cased stroke.
+func (s Stroke) terminal() Stroke {
 	if s.Mod&ModCtrl != 0 {
 		switch s.Key {
 		case 'm':
@@ -249,6 +257,18 @@ const maxKeyString = 256
 // ParseSequence parses a key string: one stroke, or two separated by a
 // single space (decisions.md §1.2). The result is canonical.
 func ParseSequence(s string) (Sequence, error) {
+	q, err := parseWritten(s)
+	if err != nil {
+		return Sequence{}, err
+	}
+	return Sequence{q.First.terminal(), q.Second.terminal()}, nil
+}
+
+// parseWritten parses a key string into the strokes as written: upper
+// case as shift, but without the terminal equivalences (ctrl+shift+m
+// stays itself rather than becoming shift+enter), for the warnings about
+// what the user wrote.
+func parseWritten(s string) (Sequence, error) {
 	if len(s) > maxKeyString {
 		return Sequence{}, &KeyError{s[:32] + "…", "longer than " + strconv.Itoa(maxKeyString) + " bytes"}
 	}
@@ -284,7 +304,7 @@ func ParseStroke(s string) (Stroke, error) {
 	if err != nil {
 		return Stroke{}, &KeyError{s, err.Error()}
 	}
-	return st, nil
+	return st.terminal(), nil
 }
 
 type parseError string
@@ -320,7 +340,7 @@ func parseStroke(s string) (Stroke, error) {
 	lower := asciiLower(keyPart)
 	if k, ok := keyNames[lower]; ok {
 		st.Key = k
-		return st.Canonical(), nil
+		return st, nil
 	}
 	if _, ok := modNames[lower]; ok {
 		return Stroke{}, parseError(strconv.Quote(keyPart) + " is a modifier; a key must follow it")
@@ -329,13 +349,13 @@ func parseStroke(s string) (Stroke, error) {
 	switch {
 	case size != len(keyPart):
 		return Stroke{}, parseError("unknown key " + strconv.Quote(keyPart))
-	case r == utf8.RuneError:
+	case r == utf8.RuneError && size == 1:
 		return Stroke{}, parseError("invalid UTF-8")
 	case r == ' ' || !unicode.IsPrint(r):
 		return Stroke{}, parseError("a key is a named key or one printable, non-space character")
 	}
 	st.Key = Key(r)
-	return st.Canonical(), nil
+	return st.shiftCase(), nil
 }
 
 // asciiLower folds only A–Z: names are ASCII, and Unicode folding would let

@@ -50,6 +50,7 @@ var keyStringCases = []struct {
 	{in: "?", want: "?", display: "?"},
 	{in: "ctrl+/", want: "ctrl+/", display: "Ctrl+/"},
 	{in: "界", want: "界", display: "界"},
+	{in: "\ufffd", want: "\ufffd", display: "\ufffd"}, // the character itself is printable; only a broken byte is refused
 	// Terminal equivalences.
 	{in: "ctrl+m", want: "enter", display: "Enter"},
 	{in: "ctrl+i", want: "tab", display: "Tab"},

@@ -3,6 +3,7 @@ package keys
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -254,5 +255,116 @@ func TestMatcherTimerAndContextChange(t *testing.T) {
 	var zero Matcher // the zero value uses the defaults
 	if got := zero.Press(t0, mustStroke(t, "enter"), ListPicker); got.Outcome != Matched || got.Action != ActSelect {
 		t.Errorf("zero Matcher: %+v", got)
+	}
+}
+
+// seedActions is seed-keybindings.md §2.3, row by row, as the seed writes
+// it.
+var seedActions = [][2]string{
+	{"app", "open-workspace-switcher"},
+	{"thinking", "abort"},
+	{"background-detail", "return-to-main"},
+	{"recovery", "retry"},
+	{"chat-input", "submit, history-previous, history-next, history-search, cursor-left, cursor-right, delete-backward, delete-word, delete-line"},
+	{"text-input", "submit, cursor-left, cursor-right, cursor-up, cursor-down, delete-backward, delete-word, delete-line"},
+	{"autocomplete-menu", "previous, next, close, accept, execute"},
+	{"queued-prompt", "cancel"},
+	{"confirm-prompt", "previous, next, confirm, choose-yes, choose-no"},
+	{"permission-prompt", "previous, next, confirm, allow-once, allow-session, allow-project, deny"},
+	{"text-prompt", "submit, cancel, delete-backward"},
+	{"list-picker", "previous, next, select, cancel"},
+	{"menu-select", "previous, next, select, back"},
+	{"multi-select", "previous, next, toggle, confirm, cancel"},
+	{"workspace-switcher", "previous, next, select, close, attach"},
+	{"background-list", "previous, next, open, close"},
+	{"transport-settings", "previous, next, toggle, close"},
+	{"history-search", "previous, next, cycle-scope, insert, execute, cancel"},
+	{"theme-picker", "previous, next, select, toggle-syntax, toggle-motion, cancel"},
+}
+
+// decisionsDefaults is decisions.md §1.5, row by row, as the decisions
+// write it; only text-input's "cursor-left/right/up/down: the arrows" is
+// spelled out.
+var decisionsDefaults = map[string]string{
+	"app":                "open-workspace-switcher: ctrl+b",
+	"thinking":           "abort: escape",
+	"background-detail":  "return-to-main: escape",
+	"recovery":           "retry: enter",
+	"chat-input":         "submit: enter; history-previous: up; history-next: down; history-search: ctrl+r; cursor-left: left; cursor-right: right; delete-backward: backspace, delete; delete-word: ctrl+w; delete-line: ctrl+u",
+	"text-input":         "submit: enter; cursor-left: left; cursor-right: right; cursor-up: up; cursor-down: down; delete-backward: backspace, delete; delete-word: ctrl+w; delete-line: ctrl+u",
+	"autocomplete-menu":  "previous: up; next: down; close: escape; accept: tab; execute: enter",
+	"queued-prompt":      "cancel: backspace, delete",
+	"confirm-prompt":     "previous: left, up; next: right, down; confirm: enter; choose-yes: y; choose-no: n",
+	"permission-prompt":  "previous: left, up; next: right, down; confirm: enter; allow-once: y; allow-session: s, a; allow-project: p; deny: n, d",
+	"text-prompt":        "submit: enter; cancel: escape; delete-backward: backspace, delete",
+	"list-picker":        "previous: up; next: down; select: enter; cancel: escape",
+	"menu-select":        "previous: up; next: down; select: enter; back: escape",
+	"multi-select":       "previous: up; next: down; toggle: space; confirm: enter; cancel: escape",
+	"workspace-switcher": "previous: up; next: down; select: enter; close: ctrl+b, escape; attach: a",
+	"background-list":    "previous: up; next: down; open: enter; close: escape",
+	"transport-settings": "previous: up; next: down; toggle: space; close: enter, escape",
+	"history-search":     "previous: up; next: down, ctrl+r; cycle-scope: ctrl+s; insert: enter, tab; execute: ctrl+e; cancel: escape",
+	"theme-picker":       "previous: up; next: down; select: enter; toggle-syntax: s; toggle-motion: m; cancel: escape",
+}
+
+// TestSpecTables compares the contexts, their actions and every default
+// key, entry by entry and in order, with the two tables above: the
+// seed's §2.3 and decisions.md §1.5.
+func TestSpecTables(t *testing.T) {
+	if len(seedActions) != NumContexts || len(decisionsDefaults) != NumContexts {
+		t.Fatalf("%d contexts; the seed lists %d, the decisions %d", NumContexts, len(seedActions), len(decisionsDefaults))
+	}
+	km := Defaults()
+	for i, row := range seedActions {
+		c := Context(i)
+		if c.String() != row[0] {
+			t.Errorf("context %d is %q, the seed's row %d is %q", i, c, i, row[0])
+			continue
+		}
+		var acts []string
+		for _, a := range c.Actions() {
+			acts = append(acts, string(a))
+		}
+		if got := strings.Join(acts, ", "); got != row[1] {
+			t.Errorf("%s actions:\n got  %s\n want %s", c, got, row[1])
+		}
+		entries := strings.Split(decisionsDefaults[row[0]], "; ")
+		if len(entries) != len(acts) {
+			t.Errorf("%s: %d actions, %d defaults", c, len(acts), len(entries))
+		}
+		for _, e := range entries {
+			action, list, ok := strings.Cut(e, ": ")
+			if !ok {
+				t.Fatalf("%s: malformed entry %q", c, e)
+			}
+			var want []Sequence
+			var display []string
+			for _, k := range strings.Split(list, ", ") {
+				q, err := ParseSequence(k)
+				if err != nil {
+					t.Fatalf("%s.%s: %v", c, action, err)
+				}
+				want = append(want, q)
+				display = append(display, q.Display())
+				if got, ok := km.Lookup(c, q.First); !ok || got != Action(action) {
+					t.Errorf("%s: %s triggers %q, want %s", c, k, got, action)
+				}
+			}
+			if got := km.Keys(c, Action(action)); !slices.Equal(got, want) {
+				t.Errorf("%s.%s: default keys %v, want %v", c, action, got, want)
+			}
+			if got := km.Hint(c, Action(action)); got != strings.Join(display, "/") {
+				t.Errorf("%s.%s: hint %q", c, action, got)
+			}
+		}
+		// Nothing else is bound by default: no chords, and exactly the
+		// listed strokes.
+		n := 0
+		for _, a := range c.Actions() {
+			n += len(km.Keys(c, a))
+		}
+		if got := len(km.ctx[c].single); got != n || len(km.ctx[c].chord) != 0 || len(km.ctx[c].prefix) != 0 {
+			t.Errorf("%s: %d single strokes bound, %d chords, want %d and none", c, got, len(km.ctx[c].chord), n)
+		}
 	}
 }
