@@ -3,6 +3,7 @@ package jose
 import (
 	"container/heap"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"sync"
 	"time"
@@ -68,10 +69,14 @@ func (s *SingleUse) Use(c *Claims) error {
 		return refuse(Malformed, "jti missing")
 	}
 	// A fixed-size digest keeps memory per entry bounded whatever the
-	// lengths of iss and jti; the NUL keeps ("a", "bc") apart from ("ab", "c").
+	// lengths of iss and jti. The issuer goes in length-prefixed: a
+	// separator byte alone would let ("a\x00b", "c") and ("a", "b\x00c")
+	// collide, since a JSON string may hold U+0000.
 	h := sha256.New()
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(c.Issuer)))
+	h.Write(n[:])
 	h.Write([]byte(c.Issuer))
-	h.Write([]byte{0})
 	h.Write([]byte(c.ID))
 	var k [32]byte
 	h.Sum(k[:0])

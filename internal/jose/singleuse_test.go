@@ -62,6 +62,23 @@ func TestSingleUse(t *testing.T) {
 	}
 }
 
+// TestSingleUseKeyUnambiguous: a JSON string may hold U+0000, so no
+// separator byte can split the issuer from the jti; pairs that a separator
+// would join into the same bytes are still two tokens.
+func TestSingleUseKeyUnambiguous(t *testing.T) {
+	now := testNow
+	s := NewSingleUse(SingleUseOptions{MaxEntries: 8, Now: func() time.Time { return now }})
+	exp := now.Add(time.Minute)
+	for _, p := range [][2]string{{"a\x00b", "c"}, {"a", "b\x00c"}, {"a\x00", "b\x00c"}, {"", "a\x00b\x00c"}, {"a\x00b\x00c", "x"}, {"a\x00b\x00", "cx"}} {
+		if err := s.Use(claimsFor(p[0], p[1], exp)); err != nil {
+			t.Errorf("(%q, %q): %v", p[0], p[1], err)
+		}
+	}
+	if s.Len() != 6 {
+		t.Errorf("Len = %d, want 6", s.Len())
+	}
+}
+
 // TestSingleUseEntriesExpireInOrder: entries of different lifetimes are
 // pruned as each expires, not all at once.
 func TestSingleUseEntriesExpireInOrder(t *testing.T) {

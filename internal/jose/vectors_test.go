@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -86,7 +88,8 @@ func checkAlgorithmGate(t *testing.T, name, token string, set KeySource) {
 }
 
 type wycheproofJWS struct {
-	TestGroups []struct {
+	NumberOfTests int `json:"numberOfTests"`
+	TestGroups    []struct {
 		Comment string          `json:"comment"`
 		Public  json.RawMessage `json:"public"`
 		Private json.RawMessage `json:"private"`
@@ -134,6 +137,7 @@ func TestWycheproofJWS(t *testing.T) {
 		}
 	}
 	t.Logf("%d cases; accepted per alg: %v", total, accepted)
+	checkCount(t, "json_web_signature_test.json", total, f.NumberOfTests)
 	for _, a := range []string{"RS256", "ES256"} {
 		if accepted[a] == 0 {
 			t.Errorf("no %s case accepted", a)
@@ -147,6 +151,8 @@ func TestWycheproofJWS(t *testing.T) {
 func TestWycheproofJWK(t *testing.T) {
 	var f wycheproofJWS
 	readJSON(t, "json_web_key_test.json", &f)
+	total := 0
+	defer func() { checkCount(t, "json_web_key_test.json", total, f.NumberOfTests) }()
 	for _, g := range f.TestGroups {
 		keyJSON := g.Public
 		if len(keyJSON) == 0 || string(keyJSON) == "null" {
@@ -158,6 +164,7 @@ func TestWycheproofJWK(t *testing.T) {
 			continue
 		}
 		for _, tc := range g.Tests {
+			total++
 			token := vectorToken(tc.JWS)
 			want := tc.Result == "valid" && ours(vectorAlg(token))
 			err := checkSignature(token, set)
@@ -171,7 +178,8 @@ func TestWycheproofJWK(t *testing.T) {
 }
 
 type wycheproofSig struct {
-	TestGroups []struct {
+	NumberOfTests int `json:"numberOfTests"`
+	TestGroups    []struct {
 		PublicKeyJwk json.RawMessage `json:"publicKeyJwk"`
 		KeyJwk       json.RawMessage `json:"keyJwk"`
 		PublicKey    struct {
@@ -241,6 +249,7 @@ func TestWycheproofSignatures(t *testing.T) {
 				}
 			}
 			t.Logf("%d cases", n)
+			checkCount(t, file, n, f.NumberOfTests)
 		})
 	}
 }
@@ -257,6 +266,9 @@ func TestRFCVectors(t *testing.T) {
 		} `json:"vectors"`
 	}
 	readJSON(t, "rfc_jws_vectors.json", &f)
+	if len(f.Vectors) < 10 {
+		t.Fatalf("rfc_jws_vectors.json: %d vectors read, the file holds 10", len(f.Vectors))
+	}
 	for _, v := range f.Vectors {
 		key, err := ParseJWK(v.JWK)
 		if err != nil {
@@ -273,6 +285,43 @@ func TestRFCVectors(t *testing.T) {
 		// expired in 2011): the full check refuses each.
 		if _, err := newVerifier(t, testOptions(set)).Verify(context.Background(), v.JWS); err == nil {
 			t.Errorf("%s: Verify accepted a token that is no access token", v.Name)
+		}
+	}
+}
+
+// checkCount fails when a vector file's cases did not all run: a case
+// silently skipped (a group whose key failed to parse, a renamed field)
+// would otherwise pass as "nothing wrong".
+func checkCount(t *testing.T, file string, ran, declared int) {
+	t.Helper()
+	if declared == 0 || ran != declared {
+		t.Errorf("%s: %d cases run, the file declares %d", file, ran, declared)
+	}
+}
+
+// TestVectorFilesAllRead: every vector file in testdata is read by one of
+// the tests above, so a copied file cannot sit unused.
+func TestVectorFilesAllRead(t *testing.T) {
+	used := map[string]bool{
+		"json_web_signature_test.json":           true,
+		"json_web_key_test.json":                 true,
+		"ecdsa_secp256r1_sha256_p1363_test.json": true,
+		"ed25519_test.json":                      true,
+		"rsa_signature_2048_sha256_test.json":    true,
+		"rfc_jws_vectors.json":                   true,
+	}
+	entries, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".json") && !used[e.Name()] {
+			t.Errorf("testdata/%s is read by no vector test", e.Name())
+		}
+	}
+	for name := range used {
+		if _, err := os.Stat(filepath.Join("testdata", name)); err != nil {
+			t.Errorf("vector file missing: %v", err)
 		}
 	}
 }
