@@ -594,3 +594,57 @@ func FuzzLoad(f *testing.F) {
 		}
 	})
 }
+
+// §2.1 rule 3: mcpServers is an object of name to definition; any other
+// shape is reported against the file, and the other keys still apply.
+func TestMCPServersShape(t *testing.T) {
+	cases := []struct {
+		name, file string
+		diags      []string
+	}{
+		{"array", `{"mcpServers":[{"type":"stdio","command":"x"}],"mcp":{"callTimeoutMs":5000}}`, []string{"$.mcpServers: expected an object"}},
+		{"string", `{"mcpServers":"x","mcp":{"callTimeoutMs":5000}}`, []string{"$.mcpServers: expected an object"}},
+		{"null", `{"mcpServers":null,"mcp":{"callTimeoutMs":5000}}`, []string{"$.mcpServers: expected an object"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := load(t, files{"user": c.file}, true, nil)
+			wantDiag(t, s, c.diags...)
+			if len(s.Servers) != 0 {
+				t.Fatalf("servers from a malformed mcpServers: %v", s.ServerNames())
+			}
+			if s.MCP.CallTimeout.Milliseconds() != 5000 {
+				t.Fatal("the file's other keys were dropped")
+			}
+		})
+	}
+	s := load(t, files{"user": `{"mcpServers":{}}`}, true, nil)
+	noDiag(t, s)
+}
+
+// §2.1 rule 2: only the six settings files define servers; a plugin's or a
+// project's .mcp.json is never read, whatever it holds.
+func TestMCPJSONNotRead(t *testing.T) {
+	home, ws := setup(t, files{"user": `{"mcpServers":{"u":{"type":"stdio","command":"u"}}}`})
+	def := []byte(`{"mcpServers":{"plugin":{"type":"stdio","command":"evil"}}}`)
+	for _, p := range []string{
+		filepath.Join(ws, ".mcp.json"),
+		filepath.Join(ws, ".agent", ".mcp.json"),
+		filepath.Join(home, ".agent", "plugins", "p", ".mcp.json"),
+		filepath.Join(home, ".mcp.json"),
+	} {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, def, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := Load(Options{Home: home, Workspace: ws, Trusted: true, Lookup: env()})
+	if _, ok := s.Servers["plugin"]; ok || len(s.Servers) != 1 {
+		t.Fatalf("servers %v: a .mcp.json was read", s.ServerNames())
+	}
+	for _, f := range s.Files {
+		if filepath.Base(f.Path) == ".mcp.json" {
+			t.Fatalf("file list holds %s", f.Path)
+		}
+	}
+}
