@@ -126,9 +126,11 @@ func NewRemoteKeys(issuer string, opts RemoteOptions) (*RemoteKeys, error) {
 	return r, nil
 }
 
-// Key returns the key for kid and alg from the cached set, fetching the set
-// when there is none yet or it is older than MaxAge, and refetching once
-// when the key is unknown and the last fetch is at least MinInterval old.
+// Key returns the key for kid and alg from the cached set. It waits for a
+// fetch when there is no set yet (or the last is past its 24 h limit), and
+// for one refetch when the key is unknown and the last fetch is at least
+// MinInterval old; a set older than MaxAge answers at once while a refresh
+// runs behind it.
 func (r *RemoteKeys) Key(ctx context.Context, kid string, alg Algorithm) (*Key, error) {
 	set, err := r.current(ctx)
 	if err != nil {
@@ -165,6 +167,19 @@ func (r *RemoteKeys) current(ctx context.Context) (*KeySet, error) {
 	r.mu.Lock()
 	now := time.Now()
 	if r.set != nil && now.Sub(r.fetched) < r.maxAge {
+		set := r.set
+		r.mu.Unlock()
+		return set, nil
+	}
+	if r.set != nil && now.Sub(r.fetched) < staleLimit {
+		// Old but still within staleLimit: answer from it and refresh
+		// behind it, so the token that finds the set an hour old does
+		// not wait up to Timeout on the issuer. A failed refresh is tried
+		// again no sooner than MinInterval. Only the first fetch, and
+		// the refetch for an unknown kid, make a caller wait.
+		if r.inflight == nil && now.Sub(r.attempted) >= r.minIntvl {
+			r.startLocked(ctx)
+		}
 		set := r.set
 		r.mu.Unlock()
 		return set, nil

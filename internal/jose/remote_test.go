@@ -473,8 +473,9 @@ func TestRemoteKeysTimeoutAndBackoff(t *testing.T) {
 	})
 }
 
-// TestRemoteKeysMaxAgeAndStale: a set older than MaxAge is refreshed on use;
-// while refreshes fail the old set serves, for up to 24 h.
+// TestRemoteKeysMaxAgeAndStale: a set older than MaxAge is refreshed on use,
+// behind the caller, who is answered from the old set at once; while
+// refreshes fail the old set serves, for up to 24 h.
 func TestRemoteKeysMaxAgeAndStale(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
@@ -484,16 +485,49 @@ func TestRemoteKeysMaxAgeAndStale(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(DefaultMaxAge)
-		if _, err := r.Key(ctx, "k1", ES256); err != nil || f.jwksHits() != 2 {
-			t.Fatalf("refresh after MaxAge: %v, %d fetches", err, f.jwksHits())
+		// The issuer is slow and has rotated to k2: the token of k1 is
+		// answered from the hour-old set without waiting.
+		release := make(chan struct{})
+		f.set(func(f *fakeIssuer) { f.block = release; f.jwks = jwksOf(t, esJWK(t, "k2")) })
+		start := time.Now()
+		if _, err := r.Key(ctx, "k1", ES256); err != nil || time.Since(start) != 0 {
+			t.Fatalf("old set after MaxAge: %v after %v", err, time.Since(start))
+		}
+		if _, err := r.Key(ctx, "k1", ES256); err != nil {
+			t.Fatalf("old set while the refresh runs: %v", err)
+		}
+		synctest.Wait()
+		if f.jwksHits() != 2 {
+			t.Fatalf("%d fetches, want one refresh behind the callers", f.jwksHits())
+		}
+		time.Sleep(time.Second)
+		close(release)
+		synctest.Wait()
+		if _, err := r.Key(ctx, "k1", ES256); !errors.Is(err, UnknownKey) {
+			t.Fatalf("k1 after the refresh: %v", err)
+		}
+		if _, err := r.Key(ctx, "k2", ES256); err != nil {
+			t.Fatalf("k2 after the refresh: %v", err)
+		}
+		f.set(func(f *fakeIssuer) { f.block = nil; f.jwks = jwksOf(t, esJWK(t, "k1")) })
+		if err := r.Refresh(ctx); err != nil {
+			t.Fatal(err)
 		}
 		fetched := time.Now()
 		f.set(func(f *fakeIssuer) { f.status = http.StatusBadGateway })
+		meta := "/.well-known/oauth-authorization-server/tenant"
+		hits := f.count(meta)
 		for time.Since(fetched) < staleLimit {
 			if _, err := r.Key(ctx, "k1", ES256); err != nil {
 				t.Fatalf("stale set at +%v: %v", time.Since(fetched), err)
 			}
+			synctest.Wait()
 			time.Sleep(time.Hour)
+		}
+		// One failed refresh per token found past MaxAge (here one an
+		// hour from +1 h to +23 h), each behind its caller.
+		if n := f.count(meta) - hits; n != 23 {
+			t.Fatalf("%d refresh attempts in 24 h of failures, want 23", n)
 		}
 		if _, err := r.Key(ctx, "k1", ES256); !errors.Is(err, KeysUnavailable) {
 			t.Fatalf("after 24 h of failures: %v", err)
