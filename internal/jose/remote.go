@@ -186,8 +186,8 @@ func (r *RemoteKeys) current(ctx context.Context) (*KeySet, error) {
 	}
 	call := r.inflight
 	if call == nil && !r.attempted.IsZero() && now.Sub(r.attempted) < r.minIntvl {
-		// A fetch failed a moment ago (or the set is old and was just
-		// refreshed without success): do not hammer the issuer.
+		// No usable set, and a fetch failed a moment ago: do not hammer
+		// the issuer.
 		set, err := r.staleLocked(now)
 		r.mu.Unlock()
 		return set, err
