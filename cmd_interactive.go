@@ -75,8 +75,8 @@ func interactive(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops 
 	if sf.outputFormat != "" {
 		return usagef("", "--output-format applies to print mode only (-p)")
 	}
-	if sf.mode != "" && !config.ValidMode(sf.mode) {
-		return usagef("", "--permission-mode must be default, plan, acceptEdits or bypassPermissions, not %q", sf.mode)
+	if err := checkModelFlags("", sf.provider, sf.baseURL, sf.mode); err != nil {
+		return err
 	}
 	if len(ops) > 1 {
 		return usagef("", "the interactive session takes one PROMPT (quote it), got %d arguments", len(ops))

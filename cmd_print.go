@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -62,6 +63,27 @@ func (e *env) cliOptions(sf *sessionFlags, f *flagSet) agent.CLIOptions {
 	return o
 }
 
+// checkModelFlags refuses as usage errors (exit 2, cli.md) the session
+// flag values that cannot mean anything: a provider outside cli.md's six,
+// a permission mode outside the four, a base URL that is not an absolute
+// http or https URL. Caught here, before the trust check or any settings
+// are read, they are named as the flag the user typed.
+func checkModelFlags(cmd, provider, baseURL, mode string) error {
+	if provider != "" && !config.ValidProvider(provider) {
+		return usagef(cmd, "--provider must be messages, responses, genai, reasoning, regional or local, not %q", provider)
+	}
+	if baseURL != "" {
+		u, err := url.Parse(baseURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return usagef(cmd, "--base-url must be an absolute http or https URL, not %q", baseURL)
+		}
+	}
+	if mode != "" && !config.ValidMode(mode) {
+		return usagef(cmd, "--permission-mode must be default, plan, acceptEdits or bypassPermissions, not %q", mode)
+	}
+	return nil
+}
+
 // printMode runs `agent -p`: one turn, the answer on stdout (cli.md).
 func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []string) error {
 	if len(sf.eventGrants) > 0 || sf.eventPort != "" || len(sf.eventProxies) > 0 {
@@ -72,8 +94,8 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 	default:
 		return usagef("", "--output-format must be text, json or stream-json, not %q", sf.outputFormat)
 	}
-	if sf.mode != "" && !config.ValidMode(sf.mode) {
-		return usagef("", "--permission-mode must be default, plan, acceptEdits or bypassPermissions, not %q", sf.mode)
+	if err := checkModelFlags("", sf.provider, sf.baseURL, sf.mode); err != nil {
+		return err
 	}
 	if len(ops) > 1 {
 		return usagef("", "print mode takes one PROMPT (quote it), got %d arguments", len(ops))

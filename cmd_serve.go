@@ -22,7 +22,6 @@ import (
 	"time"
 
 	"agent/agent"
-	"agent/config"
 	"agent/mcp"
 )
 
@@ -109,8 +108,8 @@ func splitList(flag, v string) ([]string, error) {
 // for combinations the modes forbid, each with its remedy.
 func checkServeFlags(sf *serveFlags, f *flagSet) (*servePlan, error) {
 	p := &servePlan{}
-	if sf.mode != "" && !config.ValidMode(sf.mode) {
-		return nil, usagef("mcp serve", "--permission-mode must be default, plan, acceptEdits or bypassPermissions, not %q", sf.mode)
+	if err := checkModelFlags("mcp serve", sf.provider, sf.baseURL, sf.mode); err != nil {
+		return nil, err
 	}
 	port := 0
 	if f.isSet("http-port") {

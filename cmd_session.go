@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"agent/agent"
-	"agent/config"
 )
 
 // backgroundChildEnv marks the detached process that `agent session start
@@ -52,8 +51,8 @@ the rule that would allow the call. Control it with 'agent session list' and
 				if !background {
 					return usagef("session start", "only background sessions start this way: add --background")
 				}
-				if sf.mode != "" && !config.ValidMode(sf.mode) {
-					return usagef("session start", "--permission-mode must be default, plan, acceptEdits or bypassPermissions, not %q", sf.mode)
+				if err := checkModelFlags("session start", sf.provider, sf.baseURL, sf.mode); err != nil {
+					return err
 				}
 				if strings.ContainsAny(name, "\t\n\r") || len(name) > 200 {
 					return usagef("session start", "--name must be one line of at most 200 bytes")

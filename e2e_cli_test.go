@@ -24,11 +24,28 @@ func TestE2EVersionAndHelp(t *testing.T) {
 
 func TestE2EUsageErrors(t *testing.T) {
 	s := newSandbox(t)
-	for _, args := range [][]string{{"bogus"}, {"--bogus"}, {"version", "--bogus"}, {"version", "extra"}, {"help", "nope"}} {
+	usage := func(want string, args ...string) {
+		t.Helper()
 		r := s.run("", args...)
 		lines := strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n")
-		if r.Code != 2 || len(lines) != 1 || !strings.Contains(r.Stderr, "--help") || r.Stdout != "" {
+		if r.Code != 2 || len(lines) != 1 || !strings.Contains(r.Stderr, "--help") || !strings.Contains(r.Stderr, want) || r.Stdout != "" {
 			t.Errorf("agent %v: code %d stdout %q stderr %q", args, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	for _, args := range [][]string{{"bogus"}, {"--bogus"}, {"version", "--bogus"}, {"version", "extra"}, {"help", "nope"}} {
+		usage("", args...)
+	}
+	// Session flag values that cannot mean anything are usage errors on
+	// every command that takes them, named before the trust check (the
+	// sandbox's workspace is untrusted) or any settings are read.
+	for _, c := range []struct{ cmd, operands []string }{
+		{[]string{"-p"}, []string{"hi"}},
+		{nil, []string{"hi"}},
+		{[]string{"session", "start", "--background"}, nil},
+		{[]string{"mcp", "serve"}, nil},
+	} {
+		for _, flag := range [][]string{{"--provider", "vendorx"}, {"--provider", "Messages"}, {"--base-url", "ftp://x.example"}, {"--base-url", "/v1"}, {"--base-url", "http://"}, {"--permission-mode", "yolo"}} {
+			usage(flag[0]+" must be", append(append(append([]string{}, c.cmd...), flag...), c.operands...)...)
 		}
 	}
 }
