@@ -65,18 +65,19 @@ func (e *env) cliOptions(sf *sessionFlags, f *flagSet) agent.CLIOptions {
 
 // checkModelFlags refuses as usage errors (exit 2, cli.md) the session
 // flag values that cannot mean anything: a provider outside cli.md's six,
-// a permission mode outside the four, a base URL that is not an absolute
-// http or https URL. Caught here, before the trust check or any settings
+// a permission mode outside the four, a base URL that the settings would
+// refuse too (config.ValidBaseURL). Caught here, before the trust check or any settings
 // are read, they are named as the flag the user typed.
 func checkModelFlags(cmd, provider, baseURL, mode string) error {
 	if provider != "" && !config.ValidProvider(provider) {
 		return usagef(cmd, "--provider must be messages, responses, genai, reasoning, regional or local, not %q", provider)
 	}
-	if baseURL != "" {
-		u, err := url.Parse(baseURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return usagef(cmd, "--base-url must be an absolute http or https URL, not %q", baseURL)
+	if baseURL != "" && !config.ValidBaseURL(baseURL) {
+		if u, err := url.Parse(baseURL); err == nil && u.User != nil {
+			// Never echo credentials (seed-mcp-events.md §5.4).
+			return usagef(cmd, "--base-url must not carry user credentials: put the key in the provider's environment variable")
 		}
+		return usagef(cmd, "--base-url must be an absolute http or https URL with a host, not %q", baseURL)
 	}
 	if mode != "" && !config.ValidMode(mode) {
 		return usagef(cmd, "--permission-mode must be default, plan, acceptEdits or bypassPermissions, not %q", mode)

@@ -44,8 +44,11 @@ func TestE2EUsageErrors(t *testing.T) {
 		{[]string{"session", "start", "--background"}, nil},
 		{[]string{"mcp", "serve"}, nil},
 	} {
-		for _, flag := range [][]string{{"--provider", "vendorx"}, {"--provider", "Messages"}, {"--base-url", "ftp://x.example"}, {"--base-url", "/v1"}, {"--base-url", "http://"}, {"--permission-mode", "yolo"}} {
-			usage(flag[0]+" must be", append(append(append([]string{}, c.cmd...), flag...), c.operands...)...)
+		for _, flag := range [][]string{{"--provider", "vendorx"}, {"--provider", "Messages"}, {"--base-url", "ftp://x.example"}, {"--base-url", "/v1"}, {"--base-url", "http://"}, {"--base-url", "https://user:s3cret@x.example/v1"}, {"--permission-mode", "yolo"}} {
+			usage(flag[0]+" must", append(append(append([]string{}, c.cmd...), flag...), c.operands...)...)
 		}
+	}
+	if r := s.run("", "-p", "--base-url", "https://user:s3cret@x.example/v1", "hi"); strings.Contains(r.Stderr, "s3cret") {
+		t.Errorf("a credential in --base-url was echoed: %q", r.Stderr)
 	}
 }

@@ -23,6 +23,15 @@ var APIKeyEnv = map[string]string{
 	"regional":  "REGIONAL_API_KEY",
 }
 
+// ValidBaseURL reports whether s can be a provider's base URL, from the
+// settings (providers.<id>.baseURL) or the --base-url flag alike: an
+// absolute http or https URL with a host and no user credentials (keys go
+// in the environment, seed-providers.md §5).
+func ValidBaseURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil
+}
+
 // ValidProvider reports whether id is a chat provider id.
 func ValidProvider(id string) bool {
 	for _, p := range ProviderIDs {
@@ -185,7 +194,7 @@ func (l *loader) providers(f File, p strictjson.Path, v *strictjson.Value) {
 				if !ok {
 					continue
 				}
-				if u, err := url.Parse(s); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+				if !ValidBaseURL(s) {
 					l.diag(f.Path, kp, "must be an http or https URL with a host and no user credentials")
 					continue
 				}

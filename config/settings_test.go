@@ -648,3 +648,16 @@ func TestMCPJSONNotRead(t *testing.T) {
 		}
 	}
 }
+
+// ValidBaseURL is the one rule for providers.<id>.baseURL and --base-url.
+func TestValidBaseURL(t *testing.T) {
+	for s, want := range map[string]bool{
+		"https://api.example.com/v1": true, "http://127.0.0.1:8080/v1": true, "http://[::1]:1/": true,
+		"": false, "/v1": false, "api.example.com/v1": false, "ftp://x.example": false, "http://": false,
+		"https://user:pw@x.example/v1": false, "https://user@x.example": false, "https://x.example/%zz": false,
+	} {
+		if got := ValidBaseURL(s); got != want {
+			t.Errorf("ValidBaseURL(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
