@@ -159,28 +159,21 @@ func readLine(br *bufio.Reader, max int) (line []byte, cut int, err error) {
 }
 
 // openRegular opens a file for reading with messages a model can act on.
+// A FIFO or device is refused without waiting (securefile.Open): a FIFO
+// planted in the workspace must not hang a call that needs no prompt.
 func openRegular(p string) (*os.File, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s does not exist", p)
-		}
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if fi.IsDir() {
-		f.Close()
+	f, fi, err := securefile.Open(p, 0)
+	switch {
+	case err == nil:
+		return f, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s does not exist", p)
+	case fi != nil && fi.IsDir():
 		return nil, fmt.Errorf("%s is a folder; use Glob to list it", p)
+	case fi != nil:
+		return nil, fmt.Errorf("%s is not a regular file: it is %s", p, securefile.Kind(fi.Mode()))
 	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file", p)
-	}
-	return f, nil
+	return nil, err
 }
 
 // displayName is how diffs name a file: relative inside the workspace.

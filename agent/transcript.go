@@ -166,7 +166,9 @@ func OpenTranscript(home, id string) (*Transcript, error) {
 		return nil, fmt.Errorf("invalid session id %q", id)
 	}
 	path := TranscriptPath(home, id)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW, 0)
+	// O_NONBLOCK: never wait on a FIFO in the transcript's place (it is
+	// refused just below).
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("opening transcript: %w", err)
 	}
@@ -281,7 +283,7 @@ func LoadTranscript(home, id string) (*Loaded, error) {
 		return nil, fmt.Errorf("invalid session id %q", id)
 	}
 	path := TranscriptPath(home, id)
-	f, err := os.Open(path)
+	f, _, err := securefile.Open(path, syscall.O_NOFOLLOW)
 	if err != nil {
 		return nil, err
 	}
@@ -395,9 +397,9 @@ func ListTranscripts(home string) ([]SessionInfo, error) {
 		if !ok || e.IsDir() {
 			continue
 		}
-		f, err := os.Open(filepath.Join(SessionsDir(home), e.Name()))
+		f, _, err := securefile.Open(filepath.Join(SessionsDir(home), e.Name()), syscall.O_NOFOLLOW)
 		if err != nil {
-			continue
+			continue // a FIFO or a link in the folder is not a session
 		}
 		var h Header
 		line, _ := bufio.NewReader(io.LimitReader(f, 64<<10)).ReadBytes('\n')

@@ -86,7 +86,9 @@ func OpenAuditLog(path string, opts AuditLogOptions) (*AuditLog, error) {
 }
 
 func (l *AuditLog) open() error {
-	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	// O_NONBLOCK: opening a FIFO for writing would wait for a reader; it
+	// fails or is refused below instead (decisions.md §4).
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}

@@ -499,8 +499,7 @@ func readProblem(err error) string {
 	case errors.As(err, &pe):
 		return "cannot read: " + pe.Err.Error()
 	}
-	// securefile.ReadFile's only other refusal, which has no sentinel.
-	return "not a regular file"
+	return "cannot read: " + err.Error()
 }
 
 // withFile sets File on every *GrantError joined in err.

@@ -1,8 +1,10 @@
 // Package securefile writes and reads the files that hold state and secrets
 // under ~/.agent: atomic writes (temporary file, fsync, rename, fsync of the
 // directory) with mode 0600, directories with mode 0700, exclusive creation
-// for files that must not already exist, and reads that refuse a secret
-// other users could read (architecture.md, house style 7).
+// for files that must not already exist, reads that refuse a secret
+// other users could read (architecture.md, house style 7), and Open, the
+// one way to open a file named from outside: a FIFO, a device or a folder
+// is refused at once, never waited on.
 //
 // Imports: standard library only.
 package securefile
@@ -23,6 +25,65 @@ var ErrInsecure = errors.New("insecure permissions")
 
 // ErrTooLarge is wrapped when a file exceeds the caller's size limit.
 var ErrTooLarge = errors.New("file too large")
+
+// ErrNotRegular is wrapped when a path names something other than a
+// regular file: a FIFO, a device, a socket or a directory.
+var ErrNotRegular = errors.New("not a regular file")
+
+// Open opens path for reading only if it is a regular file, and never
+// waits doing so. A plain open(2) of a FIFO blocks until a writer appears
+// (forever, for a FIFO planted in a workspace or named as a settings or
+// grant file), and the blocked system call holds an OS thread that no
+// context can cancel; O_NONBLOCK makes that open return at once, and
+// O_NOCTTY keeps a terminal device from becoming the controlling one. The
+// type is then checked on the open descriptor (no race with a rename).
+// The descriptor's non-blocking flag changes nothing for a regular file.
+// Extra flags (such as syscall.O_NOFOLLOW) are added to O_RDONLY. Every
+// reader of a file named from outside uses this (decisions.md §4).
+func Open(path string, flag int) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY|flag, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fi, &fs.PathError{Op: "open", Path: path, Err: notRegular(Kind(fi.Mode()))}
+	}
+	return f, fi, nil
+}
+
+// notRegular is the reason of Open's refusal: "not a regular file (a
+// FIFO)". It matches ErrNotRegular with errors.Is.
+type notRegular string
+
+func (k notRegular) Error() string        { return "not a regular file (" + string(k) + ")" }
+func (k notRegular) Is(target error) bool { return target == ErrNotRegular }
+
+// Kind names a file mode's type for messages: "a FIFO", "a folder", ...
+func Kind(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "a regular file"
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "not a regular file"
+}
 
 // EnsureDir creates dir and its missing parents with mode 0700. An existing
 // directory that group or others can access is tightened to 0700 when the
@@ -120,18 +181,14 @@ func CreateExclusive(path string, data []byte) error {
 // owned by someone else, or anything but a regular file is refused with an
 // error wrapping ErrInsecure; symbolic links are not followed.
 func ReadSecret(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, fi, err := Open(path, syscall.O_NOFOLLOW)
+	if errors.Is(err, ErrNotRegular) {
+		return nil, fmt.Errorf("%w: %w", err, ErrInsecure)
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w: not a regular file", path, ErrInsecure)
-	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("%s: %w: mode %04o, want 0600 (run: chmod 600 %s)", path, ErrInsecure, fi.Mode().Perm(), path)
 	}
@@ -144,18 +201,11 @@ func ReadSecret(path string, max int64) ([]byte, error) {
 // ReadFile reads a regular file of at most max bytes without permission
 // checks (for public configuration such as settings and grant files).
 func ReadFile(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, fi, err := Open(path, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
 	return readLimited(f, path, fi.Size(), max)
 }
 

@@ -2,10 +2,13 @@ package securefile
 
 import (
 	"errors"
+	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -147,5 +150,70 @@ func TestReadFile(t *testing.T) {
 	}
 	if _, err := ReadFile(dir, 5); err == nil {
 		t.Fatal("directory accepted")
+	}
+}
+
+// TestOpenRefusesNonRegularWithoutWaiting: every kind of file but a regular
+// one is refused by Open, ReadFile and ReadSecret, and a FIFO without a
+// writer does not make them wait.
+func TestOpenRefusesNonRegularWithoutWaiting(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	link := filepath.Join(dir, "link-to-fifo")
+	os.Symlink(fifo, link)
+	sub := filepath.Join(dir, "sub")
+	os.Mkdir(sub, 0o700)
+	cases := []struct {
+		name, path, kind string
+	}{
+		{"a FIFO", fifo, "a FIFO"},
+		{"a link to a FIFO", link, "a FIFO"},
+		{"a socket (open(2) itself refuses it)", sock, ""},
+		{"a folder", sub, "a folder"},
+		{"a character device", os.DevNull, "a character device"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f, _, err := Open(c.path, 0)
+			if f != nil {
+				f.Close()
+			}
+			if c.kind == "" {
+				if err == nil {
+					t.Fatal("Open accepted it")
+				}
+				return
+			}
+			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), c.path+": not a regular file ("+c.kind+")") {
+				t.Fatalf("Open: %v", err)
+			}
+			if _, err := ReadFile(c.path, 1<<10); !errors.Is(err, ErrNotRegular) {
+				t.Fatalf("ReadFile: %v", err)
+			}
+			if _, err := ReadSecret(c.path, 1<<10); err == nil || c.path != link && !errors.Is(err, ErrInsecure) {
+				t.Fatalf("ReadSecret: %v", err)
+			}
+		})
+	}
+	// A regular file opens, and its content reads normally.
+	reg := filepath.Join(dir, "reg")
+	os.WriteFile(reg, []byte("content"), 0o600)
+	f, fi, err := Open(reg, 0)
+	if err != nil || fi.Size() != 7 {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(f)
+	f.Close()
+	if string(b) != "content" {
+		t.Fatalf("read %q", b)
 	}
 }

@@ -100,7 +100,7 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := Load(notFile, valid.Keymap)
-	if u.Keymap != valid.Keymap || len(u.Notices) != 1 || u.Notices[0] != notFile+": cannot read: not a regular file" {
+	if u.Keymap != valid.Keymap || len(u.Notices) != 1 || u.Notices[0] != notFile+": cannot read: not a regular file (a folder)" {
 		t.Errorf("unreadable: %+v", u)
 	}
 }

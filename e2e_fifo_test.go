@@ -1,0 +1,155 @@
+package main
+
+// A file named from outside (settings, keybindings, grants, transcripts,
+// the trust store, a file the model asks for) that is a FIFO is refused at
+// once: opening it must never wait for a writer (decisions.md §4;
+// internal/securefile.Open).
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"agent/internal/fakemodel"
+)
+
+// mkfifo makes a FIFO at path (under the workspace when relative, or ~/).
+func (s *sandbox) mkfifo(path string) string {
+	s.t.Helper()
+	switch {
+	case strings.HasPrefix(path, "~/"):
+		path = filepath.Join(s.Home, path[2:])
+	case !filepath.IsAbs(path):
+		path = filepath.Join(s.Work, path)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		s.t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	return path
+}
+
+// runGuarded is run with a short hang guard: a command that waits on a
+// FIFO is killed and reported as hanging, rather than holding the test.
+func (s *sandbox) runGuarded(stdin string, args ...string) result {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, agentBinary(s.t), args...)
+	cmd.Dir = s.Work
+	cmd.Env = append([]string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH"), "TERM=dumb"}, s.Env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		s.t.Fatalf("agent %v hung (killed after 20 s); stderr:\n%s", args, errb.String())
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		s.t.Fatal(err)
+	}
+	return result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+}
+
+func TestE2EFIFOsAreRefusedWithoutWaiting(t *testing.T) {
+	t.Run("the Read tool", func(t *testing.T) {
+		s, srv := printSandbox(t, call("c1", "Read", `{"file_path":"pipe"}`), fakemodel.Reply{Text: "done"})
+		s.mkfifo("pipe")
+		r := s.runGuarded("", "-p", "read pipe")
+		if r.Code != 0 || r.Stdout != "done\n" {
+			t.Fatalf("%+v", r)
+		}
+		if res := secondRequest(t, srv); !strings.Contains(res, "not a regular file") || !strings.Contains(res, "FIFO") {
+			t.Fatalf("tool result: %s", res)
+		}
+	})
+	t.Run("the Edit tool", func(t *testing.T) {
+		s, srv := printSandbox(t, call("c1", "Edit", `{"file_path":"pipe","old_string":"a","new_string":"b"}`), fakemodel.Reply{Text: "done"})
+		s.mkfifo("pipe")
+		r := s.runGuarded("", "-p", "--permission-mode", "acceptEdits", "edit pipe")
+		if r.Code != 0 || !strings.Contains(secondRequest(t, srv), "not a regular file") {
+			t.Fatalf("%+v; tool result %s", r, secondRequest(t, srv))
+		}
+		if fi, err := os.Lstat(filepath.Join(s.Work, "pipe")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+			t.Fatal("the FIFO was replaced")
+		}
+	})
+	t.Run("the Grep tool over a folder with a FIFO", func(t *testing.T) {
+		s, srv := printSandbox(t, call("c1", "Grep", `{"pattern":"needle","output_mode":"content"}`), fakemodel.Reply{Text: "done"})
+		s.mkfifo("pipe")
+		s.write("hay.txt", "a needle here\n")
+		r := s.runGuarded("", "-p", "grep")
+		if r.Code != 0 || !strings.Contains(secondRequest(t, srv), "a needle here") {
+			t.Fatalf("%+v; tool result %s", r, secondRequest(t, srv))
+		}
+	})
+	t.Run("a served Read call", func(t *testing.T) {
+		s, _ := printSandbox(t)
+		s.mkfifo("pipe")
+		r := s.runGuarded(strings.Join([]string{initLine,
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"Read","arguments":{"file_path":"pipe"}}}`,
+			`{"jsonrpc":"2.0","id":3,"method":"ping"}`}, "\n")+"\n", "mcp", "serve")
+		if r.Code != 0 || !strings.Contains(r.Stdout, "not a regular file") || !strings.Contains(r.Stdout, `"id":3`) {
+			t.Fatalf("%+v", r)
+		}
+	})
+	for _, file := range []string{"~/.agent/settings.json", ".agent/settings.json", ".compat/settings.local.json"} {
+		t.Run("settings file "+file, func(t *testing.T) {
+			s := newSandbox(t)
+			s.runGuarded("", "trust", "--yes")
+			p := s.mkfifo(file)
+			r := s.runGuarded("", "mcp", "list")
+			if r.Code != 0 || !strings.Contains(r.Stdout, p+": cannot read: not a regular file (a FIFO)") {
+				t.Fatalf("%+v", r)
+			}
+		})
+	}
+	t.Run("the keybindings file", func(t *testing.T) {
+		s := newSandbox(t)
+		s.mkfifo("~/.agent/keybindings.json")
+		r := s.runGuarded("", "keybindings", "check")
+		if r.Code != 1 || !strings.Contains(r.Stderr, "not a regular file") {
+			t.Fatalf("%+v", r)
+		}
+		s.mkfifo("kb.json")
+		r = s.runGuarded("", "keybindings", "check", "kb.json")
+		if r.Code != 1 || !strings.Contains(r.Stderr, "kb.json") || !strings.Contains(r.Stderr, "not a regular file") {
+			t.Fatalf("%+v", r)
+		}
+	})
+	t.Run("a grant file", func(t *testing.T) {
+		s, _ := printSandbox(t)
+		g := s.mkfifo("grant.json")
+		r := s.runGuarded("", "session", "start", "--background", "--external-event-grant", g, "--external-event-port", "9999")
+		if r.Code != 1 || !strings.Contains(r.Stderr, "grant.json") || !strings.Contains(r.Stderr, "not a regular file") {
+			t.Fatalf("%+v", r)
+		}
+	})
+	t.Run("the trust store", func(t *testing.T) {
+		s := newSandbox(t)
+		s.mkfifo("~/.agent/trusted-workspaces.json")
+		r := s.runGuarded("", "trust", "status")
+		if r.Code != 1 || !strings.Contains(r.Stderr, "not a regular file") {
+			t.Fatalf("%+v", r)
+		}
+	})
+	t.Run("a transcript to resume", func(t *testing.T) {
+		s, _ := printSandbox(t, fakemodel.Reply{Text: "x"})
+		s.mkfifo("~/.agent/sessions/abc.jsonl")
+		r := s.runGuarded("", "-p", "--resume", "abc", "hi")
+		if r.Code != 1 || !strings.Contains(r.Stderr, "not a regular file") {
+			t.Fatalf("%+v", r)
+		}
+	})
+}
