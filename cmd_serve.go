@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/netip"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"agent/agent"
+	"agent/internal/httpguard"
 	"agent/mcp"
 )
 
@@ -280,7 +282,7 @@ func serveLoopbackHTTP(ctx context.Context, e *env, srv *mcp.Server, plan *serve
 	})
 	fmt.Fprintf(e.err, "agent mcp serve: listening on http://127.0.0.1:%d%s\n", port, plan.endpoint)
 	fmt.Fprintf(e.err, "agent mcp serve: bearer token in %s\n", tokenFile)
-	return runHTTP(ctx, ln, h)
+	return runHTTP(ctx, ln, h, loopbackLimits)
 }
 
 // createTokenFile writes token to a new file, exclusively and owner-only,
@@ -335,24 +337,38 @@ func serveRemoteHTTP(ctx context.Context, e *env, srv *mcp.Server, plan *servePl
 		Metadata:     auth,
 	})
 	fmt.Fprintf(e.err, "agent mcp serve: listening on %s (endpoint %s, metadata %s)\n", ln.Addr(), auth.Endpoint(), auth.MetadataURL())
-	return runHTTP(ctx, ln, h)
+	return runHTTP(ctx, ln, h, httpguard.Limits{MaxConns: serveMaxConns, MaxPerAddr: serveMaxConnsPerAddr, Exempt: plan.proxies})
 }
+
+// Connection limits of the HTTP modes (docs/design.md, "Connection
+// limits"): enough for many clients at once, few enough that a flood of
+// idle connections costs a few megabytes, not the process's descriptors.
+const (
+	serveMaxConns        = 512
+	serveMaxConnsPerAddr = 64
+)
+
+// loopbackLimits: every loopback client is 127.0.0.1, so one limit holds
+// for all of them.
+var loopbackLimits = httpguard.Limits{MaxConns: serveMaxConns, MaxPerAddr: serveMaxConns}
 
 // runHTTP serves until ctx ends, with the server timeouts of decisions.md
 // §3: headers and body must arrive promptly; responses have no write
 // deadline because a turn's answer may take minutes (the stream carries
-// keep-alives).
-func runHTTP(ctx context.Context, ln net.Listener, h *mcp.HTTPHandler) error {
+// keep-alives). The guard bounds the connections and lets refusals go out
+// without waiting for a body (internal/httpguard).
+func runHTTP(ctx context.Context, ln net.Listener, h *mcp.HTTPHandler, lim httpguard.Limits) error {
 	hs := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          nil,
+		ErrorLog:          log.New(io.Discard, "", 0), // stderr is the operator's, not every client's
 	}
+	guard := httpguard.New(lim)
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- guard.Serve(hs, ln) }()
 	select {
 	case err := <-errc:
 		h.Close()

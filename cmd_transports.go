@@ -150,7 +150,7 @@ func (st *sessionTransports) start() error {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		runHTTP(ctx, ln, h)
+		runHTTP(ctx, ln, h, loopbackLimits)
 	}()
 	st.on, st.url, st.tokenPath = true, "http://127.0.0.1:"+p+"/mcp", path
 	st.stop, st.done, st.remove = cancel, done, remove

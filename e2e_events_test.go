@@ -347,13 +347,24 @@ func TestE2EEventStatuses(t *testing.T) {
 	}
 
 	// The throttle: more than 20 refusals from one address in 60 s, then
-	// 429 before anything else is looked at; another address is unaffected.
+	// 429 in place of its failures; another address is unaffected; a
+	// token that verifies is judged on its own (here 503: the queue is
+	// full; 403: the grant is revoked), never refused by the throttle.
 	var last int
 	for i := 0; i < 22; i++ {
 		last = post("POST", "/events/bulk", "", ev, "203.0.113.7").code
 	}
 	if last != 429 {
 		t.Fatalf("after 22 failures from one address: %d", last)
+	}
+	if got := post("POST", "/events/nope", bulkTok(), ev, "203.0.113.7"); got.code != 429 {
+		t.Fatalf("an unknown grant from a throttled address: %d", got.code)
+	}
+	if got := post("POST", "/events/bulk", bulkTok(), ev, "203.0.113.7"); got.code != 503 {
+		t.Fatalf("a valid token from a throttled address: %d", got.code)
+	}
+	if got := post("POST", "/events/other", iss.token(t, other, "bot", "events"), ev, "203.0.113.7"); got.code != 403 {
+		t.Fatalf("a valid token for a revoked grant from a throttled address: %d", got.code)
 	}
 	if got := post("POST", "/events/bulk", "", ev, "203.0.113.8"); got.code != 401 {
 		t.Fatalf("another address: %d", got.code)

@@ -71,9 +71,11 @@ func TestWindowMemory(t *testing.T) {
 	}
 }
 
-// TestThrottle: more than 20 failures from one address within 60 s are
-// answered 429 with Retry-After, before any other check, until the window
-// has room; other addresses are not affected; an IPv6 /64 counts as one.
+// TestThrottle: more than 20 failures from one address within 60 s make
+// its failing requests 429 with Retry-After, in place of their 401, 403,
+// 404 or 405, until the window has room; a request whose token verifies
+// for its grant is never refused by the throttle (decisions.md §4); other
+// addresses are not affected; an IPv6 /64 counts as one.
 func TestThrottle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, func(o *Options) { o.Now = nil })
@@ -88,27 +90,34 @@ func TestThrottle(t *testing.T) {
 		// Twenty so far: the 21st is still judged, and fails.
 		wantStatus(t, e.do(req{remote: a, path: "/nope"}), 404)
 		for _, q := range []req{
-			{remote: a, token: good(), body: goodBody},
+			{remote: a, body: goodBody},
 			{remote: a, path: "/nope"},
-			{remote: "198.51.100.1:2000", token: good(), body: goodBody},
+			{remote: a, method: "GET"},
+			{remote: a, token: esSigner().sign(nil, claims(time.Now(), map[string]any{"scope": "other"})), body: goodBody},
+			{remote: "198.51.100.1:2000", token: "forged.token.here", body: goodBody},
 		} {
 			w := e.do(q)
 			wantStatus(t, w, 429)
 			// The first failure, 30 s before the rest, leaves the window
 			// in 30 s.
-			if got := w.Header().Get("Retry-After"); got != "30" {
-				t.Fatalf("Retry-After %q", got)
+			if got := w.Header().Get("Retry-After"); got != "30" || w.Header().Get("WWW-Authenticate") != "" {
+				t.Fatalf("Retry-After %q, challenge %q", got, w.Header().Get("WWW-Authenticate"))
 			}
 		}
+		// Valid tokens from the throttled address are admitted, from any
+		// port; so is anybody else's.
+		turnID(t, e.do(req{remote: a, token: good(), body: goodBody}))
+		turnID(t, e.do(req{remote: "198.51.100.1:2000", token: good(), body: goodBody}))
 		turnID(t, e.do(req{remote: "198.51.100.2:1000", token: good(), body: goodBody}))
+		// A verified token's own failures keep their status.
+		wantStatus(t, e.do(req{remote: a, token: good(), body: "{}"}), 400)
 		time.Sleep(30 * time.Second)
-		// One failure has left the window: twenty remain, so one request
-		// is judged again.
+		// One failure has left the window (the 400 above has entered it):
+		// the throttle still holds, and valid tokens still pass.
+		wantStatus(t, e.do(req{remote: a}), 429)
 		turnID(t, e.do(req{remote: a, token: good(), body: goodBody}))
-		wantStatus(t, e.do(req{remote: a}), 401)
-		wantStatus(t, e.do(req{remote: a, token: good(), body: goodBody}), 429)
 		time.Sleep(ThrottleWindow)
-		turnID(t, e.do(req{remote: a, token: good(), body: goodBody}))
+		wantStatus(t, e.do(req{remote: a}), 401)
 
 		throttled := 0
 		for _, r := range e.audit.all() {
@@ -116,20 +125,22 @@ func TestThrottle(t *testing.T) {
 				throttled++
 			}
 		}
-		if throttled != 2 {
-			t.Fatalf("%d throttled records, want one per throttled stretch (2)", throttled)
+		if throttled != 1 {
+			t.Fatalf("%d throttled records, want one per throttled stretch (1)", throttled)
 		}
 
 		// IPv6: the /64 is the unit.
 		for i := range ThrottleFailures + 1 {
 			wantStatus(t, e.do(req{remote: fmt.Sprintf("[2001:db8:1:2::%x]:443", i+1)}), 401)
 		}
-		wantStatus(t, e.do(req{remote: "[2001:db8:1:2:ffff::1]:443", token: good(), body: goodBody}), 429)
-		turnID(t, e.do(req{remote: "[2001:db8:1:3::1]:443", token: good(), body: goodBody}))
+		wantStatus(t, e.do(req{remote: "[2001:db8:1:2:ffff::1]:443", body: goodBody}), 429)
+		turnID(t, e.do(req{remote: "[2001:db8:1:2:ffff::1]:443", token: good(), body: goodBody}))
+		wantStatus(t, e.do(req{remote: "[2001:db8:1:3::1]:443", body: goodBody}), 401)
 	})
 }
 
-// TestThrottleFailures: which statuses count as failures.
+// TestThrottleFailures: which statuses count as failures, and that the
+// throttle never stands between a valid token and its turn.
 func TestThrottleFailures(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -149,10 +160,11 @@ func TestThrottleFailures(t *testing.T) {
 			for range ThrottleFailures + 1 {
 				e.do(tc.q(e))
 			}
-			w := e.do(req{token: e.token(nil), body: goodBody})
+			w := e.do(req{body: goodBody})
 			if throttled := w.Code == 429; throttled != tc.counts {
 				t.Fatalf("after 21 of them: %d", w.Code)
 			}
+			turnID(t, e.do(req{token: e.token(nil), body: goodBody}))
 		})
 	}
 }
@@ -220,11 +232,12 @@ func TestTrustedProxy(t *testing.T) {
 	for range ThrottleFailures + 1 {
 		wantStatus(t, e.do(req{remote: "127.0.0.1:1", xff: []string{"198.51.100.1"}}), 401)
 	}
-	wantStatus(t, e.do(req{remote: "127.0.0.1:1", xff: []string{"198.51.100.1"}, token: e.token(nil), body: goodBody}), 429)
-	turnID(t, e.do(req{remote: "127.0.0.1:1", xff: []string{"198.51.100.2"}, token: e.token(nil), body: goodBody}))
+	wantStatus(t, e.do(req{remote: "127.0.0.1:1", xff: []string{"198.51.100.1"}}), 429)
+	wantStatus(t, e.do(req{remote: "127.0.0.1:1", xff: []string{"198.51.100.2"}}), 401)
+	turnID(t, e.do(req{remote: "127.0.0.1:1", xff: []string{"198.51.100.1"}, token: e.token(nil), body: goodBody}))
 	// An untrusted peer cannot escape its throttle by claiming addresses.
 	for i := range ThrottleFailures + 1 {
 		e.do(req{remote: "203.0.113.1:1", xff: []string{fmt.Sprintf("192.0.2.%d", i)}})
 	}
-	wantStatus(t, e.do(req{remote: "203.0.113.1:1", xff: []string{"192.0.2.200"}, token: e.token(nil), body: goodBody}), 429)
+	wantStatus(t, e.do(req{remote: "203.0.113.1:1", xff: []string{"192.0.2.200"}}), 429)
 }

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"agent/internal/httpguard"
 	"agent/internal/jose"
 )
 
@@ -78,6 +79,10 @@ type Options struct {
 	// MaxThrottleAddrs bounds the addresses the failure throttle tracks;
 	// 0 means DefaultMaxThrottleAddr.
 	MaxThrottleAddrs int
+	// MaxConns and MaxConnsPerAddr bound the open connections, in total
+	// and per client address (trusted proxies count in the total only);
+	// 0 means httpguard's defaults (256 and 64).
+	MaxConns, MaxConnsPerAddr int
 }
 
 // ParseTrustedProxies reads the values of --external-event-trusted-proxy:
@@ -110,6 +115,9 @@ type Server struct {
 	trusted map[netip.Addr]bool
 	used    *jose.SingleUse
 	port    int
+
+	maxConns, maxPerAddr int
+	guard                *httpguard.Guard
 
 	mu  sync.Mutex // guards thr
 	thr *throttle
@@ -162,8 +170,11 @@ func New(opts Options) (*Server, error) {
 		now:     opts.Now,
 		trusted: map[netip.Addr]bool{},
 		port:    opts.Port,
-		thr:     newThrottle(opts.MaxThrottleAddrs),
-		done:    make(chan struct{}),
+
+		maxConns:   opts.MaxConns,
+		maxPerAddr: opts.MaxConnsPerAddr,
+		thr:        newThrottle(opts.MaxThrottleAddrs),
+		done:       make(chan struct{}),
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -259,7 +270,14 @@ func (s *Server) Listen() (netip.AddrPort, error) {
 		if err != nil {
 			return netip.AddrPort{}, fmt.Errorf("external events: listening on 127.0.0.1:%d: %w", s.port, err)
 		}
-		s.ln = ln
+		// A bounded number of connections, idle ones making room for new
+		// ones, and refusals that never wait for a body (httpguard).
+		proxies := make([]netip.Addr, 0, len(s.trusted))
+		for a := range s.trusted {
+			proxies = append(proxies, a)
+		}
+		s.guard = httpguard.New(httpguard.Limits{MaxConns: s.maxConns, MaxPerAddr: s.maxPerAddr, Exempt: proxies})
+		s.ln = s.guard.Listener(ln)
 		s.srv = &http.Server{
 			Handler:           s,
 			ReadHeaderTimeout: 10 * time.Second,
@@ -272,6 +290,7 @@ func (s *Server) Listen() (netip.AddrPort, error) {
 			// request line) would land on the session's terminal.
 			ErrorLog: log.New(io.Discard, "", 0),
 		}
+		s.guard.Configure(s.srv)
 	}
 	return s.ln.Addr().(*net.TCPAddr).AddrPort(), nil
 }
@@ -416,57 +435,47 @@ const (
 // §4 — size (413), grant known (404), token valid for this grant with its
 // principal (401), scopes (403), grant revoked (403), body well-formed
 // (400), token not used before (401), rate windows (429), session can take
-// it (503) — after the failure throttle (429), and with the method (405)
-// checked once the grant is known. Refusals have empty bodies (seed §7.2).
+// it (503) — with the method (405) checked once the grant is known.
+// Refusals have empty bodies (seed §7.2).
+//
+// Everything up to the revocation check is decided from the request head,
+// so those refusals go out without waiting for the body (the declared
+// Content-Length is the size check; a chunked body is measured when it is
+// read, after the token). The failure throttle answers 429 in place of
+// those refusals only, to an address over its limit: a request whose token
+// verifies for its grant is never refused because of failures, its own or
+// anybody's behind the same address (decisions.md §4).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := s.now()
-	mono := now.Sub(s.epoch)
 	addr := clientAddr(r, s.trusted)
-	key := throttleKey(addr)
 	rec := Record{Time: now.UTC(), Addr: addr.String()}
-
-	s.mu.Lock()
-	blocked, wait, first := s.thr.blocked(key, mono)
-	s.mu.Unlock()
-	if blocked {
-		setRetryAfter(w, wait)
-		w.WriteHeader(http.StatusTooManyRequests)
-		if first {
-			rec.Outcome, rec.Status, rec.Reason = OutcomeThrottled, http.StatusTooManyRequests, reasonThrottled
-			s.record(rec)
-		}
-		return
-	}
 
 	if st := s.byMeta[r.URL.EscapedPath()]; st != nil {
 		s.serveMetadata(w, r, st)
 		return
 	}
 
-	st, status, reason, turnID := s.decide(w, r)
-	if st != nil {
-		rec.Grant = st.g.ID
-		if status == http.StatusAccepted {
-			st.admitted.Add(1)
+	d := s.decide(w, r, throttleKey(addr))
+	if d.throttled {
+		if d.first {
+			rec.Outcome, rec.Status, rec.Reason = OutcomeThrottled, http.StatusTooManyRequests, reasonThrottled
+			s.record(rec)
+		}
+		return
+	}
+	if d.st != nil {
+		rec.Grant = d.st.g.ID
+		if d.status == http.StatusAccepted {
+			d.st.admitted.Add(1)
 		} else {
-			st.refused.Add(1)
+			d.st.refused.Add(1)
 		}
 	}
-	switch status {
-	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden,
-		http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusRequestEntityTooLarge:
-		// The client's failures count toward the throttle; a full rate
-		// window (a sender that is who it says, sending too often) and
-		// the session's or issuer's trouble (503) do not.
-		s.mu.Lock()
-		s.thr.fail(key, mono)
-		s.mu.Unlock()
-	}
-	rec.Status, rec.Reason, rec.TurnID = status, reason, turnID
+	rec.Status, rec.Reason, rec.TurnID = d.status, d.reason, d.turnID
 	switch {
-	case status == http.StatusAccepted:
+	case d.status == http.StatusAccepted:
 		rec.Outcome = OutcomeAdmitted
-	case status == http.StatusServiceUnavailable:
+	case d.status == http.StatusServiceUnavailable:
 		rec.Outcome = OutcomeUnavailable
 	default:
 		rec.Outcome = OutcomeRefused
@@ -480,28 +489,65 @@ func (s *Server) record(r Record) {
 	}
 }
 
-// decide runs the checks for an event request and writes the response. It
-// returns the grant (nil when none was found), the status, the reason and
-// the turn id.
-func (s *Server) decide(w http.ResponseWriter, r *http.Request) (*grantState, int, string, string) {
-	refuse := func(st *grantState, status int, reason string) (*grantState, int, string, string) {
+// decision is what decide answered.
+type decision struct {
+	st               *grantState // nil when no grant was found
+	status           int
+	reason, turnID   string
+	throttled, first bool // answered 429 by the throttle; first of its stretch
+}
+
+// countsAsFailure: the client's failures count toward the throttle; a
+// full rate window (a sender that is who it says, sending too often) and
+// the session's or issuer's trouble (503) do not.
+func countsAsFailure(status int) bool {
+	switch status {
+	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden,
+		http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusRequestEntityTooLarge:
+		return true
+	}
+	return false
+}
+
+// decide runs the checks for an event request and writes the response.
+func (s *Server) decide(w http.ResponseWriter, r *http.Request, key netip.Prefix) decision {
+	// refuse answers a failure whose token has not verified for its
+	// grant: 429 instead when the address is over the throttle's limit.
+	refuse := func(st *grantState, status int, reason string) decision {
+		mono := s.now().Sub(s.epoch)
+		s.mu.Lock()
+		blocked, wait, first := s.thr.blocked(key, mono)
+		if !blocked && countsAsFailure(status) {
+			s.thr.fail(key, mono)
+		}
+		s.mu.Unlock()
+		if blocked {
+			h := w.Header()
+			h.Del("WWW-Authenticate")
+			h.Del("Allow")
+			setRetryAfter(w, wait)
+			w.WriteHeader(http.StatusTooManyRequests)
+			return decision{st: st, throttled: true, first: first}
+		}
 		w.WriteHeader(status)
-		return st, status, reason, ""
+		return decision{st: st, status: status, reason: reason}
+	}
+	// refuseVerified answers a failure of a request whose token verified:
+	// the throttle never replaces it (it still counts).
+	refuseVerified := func(st *grantState, status int, reason string) decision {
+		if countsAsFailure(status) {
+			mono := s.now().Sub(s.epoch)
+			s.mu.Lock()
+			s.thr.fail(key, mono)
+			s.mu.Unlock()
+		}
+		w.WriteHeader(status)
+		return decision{st: st, status: status, reason: reason}
 	}
 
-	// 1. Size. The body is read before anything else so that an oversize
-	// one is 413 wherever it is sent; 16 KiB is cheap to read.
+	// 1. Size, as declared (a chunked body is measured when read, at 6).
 	if r.ContentLength > MaxBodyBytes {
-		w.Header().Set("Connection", "close")
 		return refuse(nil, http.StatusRequestEntityTooLarge, reasonOversize)
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return refuse(nil, http.StatusRequestEntityTooLarge, reasonOversize)
-		}
-		return refuse(nil, http.StatusBadRequest, reasonUnreadable)
 	}
 
 	// 2. Grant known: the path of its resource.
@@ -530,7 +576,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) (*grantState, in
 		switch why := jose.ReasonOf(err); why {
 		case jose.KeysUnavailable:
 			// The issuer's fault, not the token's (seed §7.2: 503).
-			return refuse(st, http.StatusServiceUnavailable, reasonKeys)
+			return refuseVerified(st, http.StatusServiceUnavailable, reasonKeys)
 		case jose.MissingScope:
 			st.challenge(w, true, "insufficient_scope")
 			return refuse(st, http.StatusForbidden, reasonTokenPrefix+why.String())
@@ -543,13 +589,21 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) (*grantState, in
 	// 5. Grant revoked. Only now, so that without a valid token a revoked
 	// grant cannot be told from a live one.
 	if st.revoked.Load() {
-		return refuse(st, http.StatusForbidden, reasonRevoked)
+		return refuseVerified(st, http.StatusForbidden, reasonRevoked)
 	}
 
-	// 6. Body well-formed.
+	// 6. Body well-formed: read now, at most 16 KiB (413 above).
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return refuseVerified(st, http.StatusRequestEntityTooLarge, reasonOversize)
+		}
+		return refuseVerified(st, http.StatusBadRequest, reasonUnreadable)
+	}
 	ev, err := ParseEvent(body)
 	if err != nil {
-		return refuse(st, http.StatusBadRequest, reasonMalformed)
+		return refuseVerified(st, http.StatusBadRequest, reasonMalformed)
 	}
 	ev.GrantID = st.g.ID
 
@@ -561,13 +615,13 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) (*grantState, in
 	if err := s.used.Use(claims); err != nil {
 		switch {
 		case errors.Is(err, jose.ErrStoreFull):
-			return refuse(st, http.StatusServiceUnavailable, reasonStoreFull)
+			return refuseVerified(st, http.StatusServiceUnavailable, reasonStoreFull)
 		case errors.Is(err, jose.ErrReused):
 			st.challenge(w, true, "invalid_token")
-			return refuse(st, http.StatusUnauthorized, reasonReplay)
+			return refuseVerified(st, http.StatusUnauthorized, reasonReplay)
 		default:
 			st.challenge(w, true, "invalid_token")
-			return refuse(st, http.StatusUnauthorized, reasonTokenPrefix+jose.ReasonOf(err).String())
+			return refuseVerified(st, http.StatusUnauthorized, reasonTokenPrefix+jose.ReasonOf(err).String())
 		}
 	}
 
@@ -577,20 +631,20 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) (*grantState, in
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.revoked.Load() {
-		return refuse(st, http.StatusForbidden, reasonRevoked)
+		return refuseVerified(st, http.StatusForbidden, reasonRevoked)
 	}
 	now := s.now()
 	mono := now.Sub(s.epoch)
 	if ok, wait := st.win.allow(mono); !ok {
 		setRetryAfter(w, wait)
-		return refuse(st, http.StatusTooManyRequests, reasonRate)
+		return refuseVerified(st, http.StatusTooManyRequests, reasonRate)
 	}
 	if s.closed.Load() {
-		return refuse(st, http.StatusServiceUnavailable, reasonClosed)
+		return refuseVerified(st, http.StatusServiceUnavailable, reasonClosed)
 	}
 	turnID, err := s.target.SubmitExternal(r.Context(), ev)
 	if err != nil {
-		return refuse(st, http.StatusServiceUnavailable, reasonSession)
+		return refuseVerified(st, http.StatusServiceUnavailable, reasonSession)
 	}
 	st.win.add(mono)
 	st.lastAdmitted = now
@@ -602,7 +656,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request) (*grantState, in
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusAccepted)
 	w.Write(out)
-	return st, http.StatusAccepted, "", turnID
+	return decision{st: st, status: http.StatusAccepted, turnID: turnID}
 }
 
 // challenge sets the Bearer challenge of RFC 6750 §3 with the resource

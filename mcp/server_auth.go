@@ -359,43 +359,44 @@ func (a *RemoteAuth) fail(addr netip.Addr) {
 	a.failures[addr] = fs
 }
 
-// Admit implements Authenticator (seed §7.1, decisions.md §3): 429 for an
-// address over the failure limit; 401 with a challenge for a missing or
-// invalid token; 403 insufficient_scope for a missing scope; 403 for a
-// subject not admitted; 503 when the issuer's keys cannot be had.
+// Admit implements Authenticator (seed §7.1, decisions.md §3): 401 with a
+// challenge for a missing or invalid token; 403 insufficient_scope for a
+// missing scope; 403 for a subject not admitted; 503 when the issuer's
+// keys cannot be had. To an address over the failure limit, 429 takes the
+// place of a 401 or 403: the throttle answers failing requests only, and a
+// request whose token verifies is admitted whatever failed before it from
+// the same address (behind a proxy, everybody's).
 func (a *RemoteAuth) Admit(r *http.Request) *Refusal {
 	addr := a.ClientAddr(r)
-	if wait := a.throttled(addr); wait > 0 {
-		secs := int((wait + time.Second - 1) / time.Second)
-		a.report(addr, http.StatusTooManyRequests, nil)
-		return &Refusal{Status: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {strconv.Itoa(secs)}}}
-	}
-	tok, sent := bearerToken(r)
-	if tok == "" {
-		a.fail(addr)
+	var ref *Refusal
+	var err error
+	if tok, sent := bearerToken(r); tok == "" {
 		code := ""
 		if sent {
 			code = "invalid_token"
 		}
-		a.report(addr, http.StatusUnauthorized, nil)
-		return &Refusal{Status: http.StatusUnauthorized, Header: http.Header{"Www-Authenticate": {a.challenge(code)}}}
+		ref = &Refusal{Status: http.StatusUnauthorized, Header: http.Header{"Www-Authenticate": {a.challenge(code)}}}
+	} else {
+		_, err = a.verifier.Verify(r.Context(), tok)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, jose.KeysUnavailable):
+			// The issuer cannot be reached: not the client's failure.
+			a.report(addr, http.StatusServiceUnavailable, err)
+			return &Refusal{Status: http.StatusServiceUnavailable, Header: http.Header{"Retry-After": {"30"}}}
+		case errors.Is(err, jose.MissingScope):
+			ref = &Refusal{Status: http.StatusForbidden, Header: http.Header{"Www-Authenticate": {a.challenge("insufficient_scope")}}}
+		case errors.Is(err, jose.PrincipalNotAllowed):
+			ref = &Refusal{Status: http.StatusForbidden}
+		default:
+			ref = &Refusal{Status: http.StatusUnauthorized, Header: http.Header{"Www-Authenticate": {a.challenge("invalid_token")}}}
+		}
 	}
-	_, err := a.verifier.Verify(r.Context(), tok)
-	if err == nil {
-		return nil
-	}
-	var ref *Refusal
-	switch {
-	case errors.Is(err, jose.KeysUnavailable):
-		// The issuer cannot be reached: not the client's failure.
-		a.report(addr, http.StatusServiceUnavailable, err)
-		return &Refusal{Status: http.StatusServiceUnavailable, Header: http.Header{"Retry-After": {"30"}}}
-	case errors.Is(err, jose.MissingScope):
-		ref = &Refusal{Status: http.StatusForbidden, Header: http.Header{"Www-Authenticate": {a.challenge("insufficient_scope")}}}
-	case errors.Is(err, jose.PrincipalNotAllowed):
-		ref = &Refusal{Status: http.StatusForbidden}
-	default:
-		ref = &Refusal{Status: http.StatusUnauthorized, Header: http.Header{"Www-Authenticate": {a.challenge("invalid_token")}}}
+	if wait := a.throttled(addr); wait > 0 {
+		secs := int((wait + time.Second - 1) / time.Second)
+		a.report(addr, http.StatusTooManyRequests, nil)
+		return &Refusal{Status: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {strconv.Itoa(secs)}}}
 	}
 	a.fail(addr)
 	a.report(addr, ref.Status, err)

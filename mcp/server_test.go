@@ -460,22 +460,36 @@ func TestRemoteAuth(t *testing.T) {
 	for i := 0; i < 15; i++ {
 		req("192.0.2.50:1", "", "")
 	}
-	ref := req("192.0.2.50:1", "", "Bearer good")
-	if ref == nil || ref.Status != 429 || ref.Header.Get("Retry-After") != "60" {
-		t.Fatalf("throttle: %+v", ref)
+	// Over the limit: failing requests get 429 in place of their 401 or
+	// 403, and a request whose token verifies is still admitted
+	// (decisions.md §3: the throttle never locks out a valid client).
+	for _, auth := range []string{"", "Bearer bad", "Bearer noscope", "Bearer mallory"} {
+		ref := req("192.0.2.50:1", "", auth)
+		if ref == nil || ref.Status != 429 || ref.Header.Get("Retry-After") != "60" || ref.Header.Get("Www-Authenticate") != "" {
+			t.Fatalf("throttle %q: %+v", auth, ref)
+		}
+	}
+	if ref := req("192.0.2.50:1", "", "Bearer good"); ref != nil {
+		t.Fatalf("a valid token from a throttled address: %+v", ref)
+	}
+	if ref := req("192.0.2.50:1", "", "Bearer down"); ref == nil || ref.Status != 503 {
+		t.Fatalf("the issuer's trouble is not the client's: %+v", ref)
 	}
 	// Through the trusted proxy the same client is found in X-Forwarded-For.
-	if ref := req("10.0.0.1:9", "198.51.100.1, 192.0.2.50", "Bearer good"); ref == nil || ref.Status != 429 {
+	if ref := req("10.0.0.1:9", "198.51.100.1, 192.0.2.50", "Bearer bad"); ref == nil || ref.Status != 429 {
 		t.Fatalf("via proxy: %+v", ref)
 	}
+	if ref := req("10.0.0.1:9", "198.51.100.1, 192.0.2.50", "Bearer good"); ref != nil {
+		t.Fatalf("via proxy, a valid token: %+v", ref)
+	}
 	// From an untrusted peer, X-Forwarded-For is ignored.
-	if ref := req("192.0.2.51:9", "192.0.2.50", "Bearer good"); ref != nil {
+	if ref := req("192.0.2.51:9", "192.0.2.50", "Bearer bad"); ref == nil || ref.Status != 401 {
 		t.Fatalf("untrusted XFF believed: %+v", ref)
 	}
 	mu.Lock()
 	now = now.Add(61 * time.Second)
 	mu.Unlock()
-	if ref := req("192.0.2.50:1", "", "Bearer good"); ref != nil {
+	if ref := req("192.0.2.50:1", "", "Bearer bad"); ref == nil || ref.Status != 401 {
 		t.Fatalf("throttle did not end with the window: %+v", ref)
 	}
 

@@ -1,6 +1,8 @@
 package oauth
 
 import (
+	"agent/internal/httpguard"
+
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -144,9 +146,12 @@ func listenCallback(port int, state string) (*callbackServer, error) {
 		WriteTimeout:      10 * time.Second,
 		MaxHeaderBytes:    maxCallbackURL + 4<<10,
 	}
+	// One browser answers; a few connections are plenty, and a local
+	// flood of idle ones cannot keep it out (internal/httpguard).
+	guard := httpguard.New(httpguard.Limits{MaxConns: 16, MaxPerAddr: 16})
 	go func() {
 		defer close(cs.done)
-		cs.srv.Serve(ln) //nolint:errcheck // ends with ErrServerClosed on close
+		guard.Serve(cs.srv, ln) //nolint:errcheck // ends with ErrServerClosed on close
 	}()
 	return cs, nil
 }

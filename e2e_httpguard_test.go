@@ -1,0 +1,272 @@
+package main
+
+// The HTTP endpoints under hostile clients, through the binary: a refusal
+// goes out without waiting for a body that never comes; a flood of failed
+// requests never locks out a valid client; a flood of idle connections
+// leaves room for clients that send requests (internal/httpguard;
+// decisions.md §3, §4; seed-mcp-events.md §5.1).
+
+import (
+	"bufio"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"agent/internal/fakemodel"
+)
+
+// rawRequest writes head (a request head without its final blank line) on
+// a new connection, never sends the body it may declare, and returns the
+// status. The hang guard (10 s) is far below every server timeout (60 s
+// or more), so a refusal that waits for the body fails the test.
+func rawRequest(t *testing.T, addr, head string) (status int, closes bool) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c, strings.ReplaceAll(head, "\n", "\r\n")+"\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer without the body: %v\n%s", err, head)
+	}
+	resp.Body.Close()
+	return resp.StatusCode, resp.Close
+}
+
+// shortRuntimeDir points XDG_RUNTIME_DIR at a short folder: a control
+// socket's path under a long test name would pass the socket path limit.
+func shortRuntimeDir(t *testing.T, s *sandbox) {
+	dir, err := os.MkdirTemp("", "rt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	s.Env = append(s.Env, "XDG_RUNTIME_DIR="+dir)
+}
+
+// loopbackServe starts `agent mcp serve --http-token-file` and returns its
+// address and token; nofile > 0 limits its descriptors.
+func loopbackServe(t *testing.T, s *sandbox, nofile int) (*serveProc, string, string) {
+	t.Helper()
+	tokFile := filepath.Join(t.TempDir(), "serve.token")
+	var p *serveProc
+	if nofile > 0 {
+		p = startServeLimited(t, s, nofile, "--http-token-file", tokFile)
+	} else {
+		p = startServe(t, s, "--http-token-file", tokFile)
+	}
+	port := p.waitLine(t, listenRe)[1]
+	p.waitLine(t, regexp.MustCompile(regexp.QuoteMeta("bearer token in "+tokFile)))
+	tok, err := os.ReadFile(tokFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, "127.0.0.1:" + port, string(tok)
+}
+
+func TestE2ERefusalsGoOutWithoutReadingTheBody(t *testing.T) {
+	t.Run("loopback mcp serve", func(t *testing.T) {
+		s, _ := printSandbox(t)
+		_, addr, tok := loopbackServe(t, s, 0)
+		cases := []struct {
+			name, head string
+			status     int
+		}{
+			{"no token", "POST /mcp HTTP/1.1\nHost: " + addr + "\nContent-Type: application/json\nContent-Length: 100000", 401},
+			{"wrong token", "POST /mcp HTTP/1.1\nHost: " + addr + "\nAuthorization: Bearer " + strings.Repeat("x", 43) + "\nContent-Length: 100000", 401},
+			{"wrong Host", "POST /mcp HTTP/1.1\nHost: evil.example\nAuthorization: Bearer " + tok + "\nContent-Length: 100000", 403},
+			{"wrong Origin", "POST /mcp HTTP/1.1\nHost: " + addr + "\nOrigin: http://evil.example\nContent-Length: 100000", 403},
+			{"another path", "POST /other HTTP/1.1\nHost: " + addr + "\nContent-Length: 100000", 404},
+			{"declared over 1 MiB", "POST /mcp HTTP/1.1\nHost: " + addr + "\nAuthorization: Bearer " + tok + "\nContent-Type: application/json\nContent-Length: 2000000", 413},
+			{"no token, chunked", "POST /mcp HTTP/1.1\nHost: " + addr + "\nTransfer-Encoding: chunked", 401},
+		}
+		for _, c := range cases {
+			if got, closes := rawRequest(t, addr, c.head); got != c.status || !closes {
+				t.Errorf("%s: %d (closes %v), want %d and Connection: close", c.name, got, closes, c.status)
+			}
+		}
+	})
+	t.Run("remote mcp serve", func(t *testing.T) {
+		is := newTestIssuer(t)
+		s, _ := printSandbox(t)
+		s.Env = append(s.Env, "SSL_CERT_FILE="+is.cert)
+		p := startServe(t, s, "--http-public-url", "https://mcp.example/team/mcp", "--oauth-issuer", is.url,
+			"--oauth-scopes", "mcp.tools", "--oauth-allowed-subjects", "alice")
+		addr := "127.0.0.1:" + p.waitLine(t, remoteListenRe)[1]
+		for _, head := range []string{
+			"POST /team/mcp HTTP/1.1\nHost: mcp.example\nContent-Length: 100000",
+			"POST /team/mcp HTTP/1.1\nHost: mcp.example\nAuthorization: Bearer " + is.mint(t, map[string]any{"sub": "mallory"}) + "\nContent-Length: 100000",
+			"POST /.well-known/oauth-protected-resource/team/mcp HTTP/1.1\nHost: mcp.example\nContent-Length: 100000",
+		} {
+			if got, _ := rawRequest(t, addr, head); got == 0 {
+				t.Errorf("no status for %q", head)
+			}
+		}
+	})
+	t.Run("external events", func(t *testing.T) {
+		s, _ := printSandbox(t)
+		shortRuntimeDir(t, s)
+		iss := newEventIssuer(t)
+		cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: iss.srv.Certificate().Raw})
+		s.Env = append(s.Env, "SSL_CERT_FILE="+s.write(filepath.Join(t.TempDir(), "ca.pem"), string(cert)))
+		const resource = "https://events.example.com/hooks/events/ci"
+		grant := s.write("grants/ci.json", `{"grantId": "ci", "issuer": "`+iss.srv.URL+`", "resource": "`+resource+`", "subject": "deploy-bot", "scopes": ["events:write"]}`)
+		port := freePort(t)
+		bgStart(t, s, "--external-event-grant", grant, "--external-event-port", fmt.Sprint(port))
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		cases := []struct {
+			name, head string
+			status     int
+		}{
+			{"declared over 16 KiB", "POST /hooks/events/ci HTTP/1.1\nHost: x\nContent-Length: 100000", 413},
+			{"unknown grant", "POST /hooks/events/nope HTTP/1.1\nHost: x\nContent-Length: 10000", 404},
+			{"no token", "POST /hooks/events/ci HTTP/1.1\nHost: x\nContent-Length: 10000", 401},
+			{"forged token", "POST /hooks/events/ci HTTP/1.1\nHost: x\nAuthorization: Bearer a.b.c\nContent-Length: 10000", 401},
+			{"wrong scope", "POST /hooks/events/ci HTTP/1.1\nHost: x\nAuthorization: Bearer " + iss.token(t, resource, "deploy-bot", "events:read") + "\nContent-Length: 10000", 403},
+			{"no token, chunked", "POST /hooks/events/ci HTTP/1.1\nHost: x\nTransfer-Encoding: chunked", 401},
+		}
+		for _, c := range cases {
+			if got, _ := rawRequest(t, addr, c.head); got != c.status {
+				t.Errorf("%s: %d, want %d", c.name, got, c.status)
+			}
+		}
+	})
+}
+
+// TestE2EFailuresNeverLockOutAValidClient: behind one address (a tunnel
+// without a trusted proxy), a flood of forged tokens gets 429, and a
+// valid token is admitted all the same.
+func TestE2EFailuresNeverLockOutAValidClient(t *testing.T) {
+	s, _ := printSandbox(t, fakemodel.Reply{Text: "ok"}, fakemodel.Reply{Text: "ok"})
+	shortRuntimeDir(t, s)
+	iss := newEventIssuer(t)
+	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: iss.srv.Certificate().Raw})
+	s.Env = append(s.Env, "SSL_CERT_FILE="+s.write(filepath.Join(t.TempDir(), "ca.pem"), string(cert)))
+	const resource = "https://events.example.com/hooks/events/ci"
+	grant := s.write("grants/ci.json", `{"grantId": "ci", "issuer": "`+iss.srv.URL+`", "resource": "`+resource+`", "subject": "deploy-bot", "scopes": ["events:write"]}`)
+	port := freePort(t)
+	bgStart(t, s, "--external-event-grant", grant, "--external-event-port", fmt.Sprint(port))
+	url := fmt.Sprintf("http://127.0.0.1:%d/hooks/events/ci", port)
+	ev := `{"kind": "message", "conversationId": "c", "content": "hello"}`
+	post := func(tok string) int {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(ev))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, body := httpDo(t, req)
+		if body != "" && resp.StatusCode != 202 {
+			t.Fatalf("a refusal with a body: %q", body)
+		}
+		return resp.StatusCode
+	}
+	forged := iss.token(t, resource, "deploy-bot", "events:write")
+	forged = forged[:len(forged)-4] + "AAAA"
+	codes := map[int]int{}
+	for range 40 {
+		codes[post(forged)]++
+	}
+	// More than 20 failures (the 21st) fill the window; the rest are 429.
+	if codes[401] != 21 || codes[429] != 19 {
+		t.Fatalf("forged tokens: %v, want 21 refused and 19 throttled", codes)
+	}
+	for range 2 {
+		if got := post(iss.token(t, resource, "deploy-bot", "events:write")); got != 202 {
+			t.Fatalf("a valid token after the flood: %d", got)
+		}
+	}
+}
+
+// TestE2EIdleConnectionFloodLeavesRoomForClients: far more idle
+// connections to loopback `mcp serve` than it has descriptors (1024 here),
+// and a client that sends a request is answered each time: the server
+// keeps at most its limit (512) open, closing idle ones to make room
+// (BenchmarkServeIdleFlood measures memory under 20 000).
+func TestE2EIdleConnectionFloodLeavesRoomForClients(t *testing.T) {
+	s, _ := printSandbox(t)
+	_, addr, tok := loopbackServe(t, s, 1024)
+	var idle []net.Conn
+	t.Cleanup(func() {
+		for _, c := range idle {
+			c.Close()
+		}
+	})
+	for round := range 8 {
+		for range 400 {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			idle = append(idle, c)
+		}
+		req := mcpPost(t, "http://"+addr+"/mcp", initLine, map[string]string{"Authorization": "Bearer " + tok})
+		// Half the server's 10 s header timeout: without the limit the
+		// request waits in the listen queue until idle connections
+		// expire; with it, idle ones make room at once.
+		// A new connection each time, as a new client would open.
+		client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("round %d, %d idle connections: %v", round, len(idle), err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body := string(b)
+		if resp.StatusCode != 200 || !strings.Contains(body, "protocolVersion") {
+			t.Fatalf("round %d, %d idle connections: %d %s", round, len(idle), resp.StatusCode, body)
+		}
+	}
+	// The oldest idle connections were closed by the server to make room,
+	// not by its header timeout.
+	idle[0].SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := idle[0].Read(make([]byte, 1)); err == nil {
+		t.Fatal("the oldest idle connection is still open")
+	}
+}
+
+// BenchmarkServeIdleFlood: 18 000 idle connections (what the test
+// process's 20 000 descriptors allow) to loopback `mcp serve`, then
+// tools/call requests, each on a new connection, while the flood stays.
+// Reported: the server's peak RSS and open descriptors, and the time of a
+// call under the flood (docs/performance.md, "Connection limits").
+//
+// Run: go test -run x -bench ServeIdleFlood -benchtime 50x .
+func BenchmarkServeIdleFlood(b *testing.B) {
+	url, h, pid := startBenchHTTP(b, benchServeSandbox(b))
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
+	const flood = 18000
+	conns := make([]net.Conn, 0, flood)
+	b.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	for range flood {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			b.Fatalf("after %d connections: %v", len(conns), err)
+		}
+		conns = append(conns, c)
+	}
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	i := 1
+	for b.Loop() {
+		i++
+		if err := benchHTTPCall(client, url, h, i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	b.ReportMetric(peakRSS(pid), "server-peak-RSS-MiB")
+	b.ReportMetric(float64(len(fds)), "server-fds")
+}
