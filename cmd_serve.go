@@ -307,13 +307,24 @@ func createTokenFile(path, token string) (func(), error) {
 		}
 		if err == nil {
 			st, serr := os.Lstat(path)
-			if serr != nil {
-				return nil, fmt.Errorf("--http-token-file %s: %w", path, serr)
+			id, ok := fileID{}, false
+			if serr == nil {
+				id, ok = idOf(st)
+			}
+			if !ok {
+				os.Remove(path)
+				return nil, fmt.Errorf("--http-token-file %s: cannot identify the file just written", path)
+			}
+			// The cleanup child removes the file if this process dies
+			// in a way it cannot clean up after (cleanup.go). Without
+			// one, the signal handlers and deferred removals remain.
+			childDone, cerr := startCleanupChild(path, id)
+			if cerr != nil {
+				childDone = func() {}
 			}
 			return func() {
-				if cur, err := os.Lstat(path); err == nil && os.SameFile(cur, st) {
-					os.Remove(path)
-				}
+				removeIfSame(path, id)
+				childDone()
 			}, nil
 		}
 	} else {

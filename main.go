@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // version is set at link time (-ldflags "-X main.version=1.2.3"); otherwise
@@ -83,9 +84,14 @@ func commands() []*command {
 }
 
 func main() {
+	if os.Getenv(cleanupChildEnv) == "1" {
+		os.Exit(runCleanupChild()) // cleanup.go: before anything else runs
+	}
 	ctx, cancel := context.WithCancelCause(context.Background())
+	// SIGINT, SIGTERM and SIGHUP (the terminal closed) end the command
+	// as an interruption: it winds down and cleans up (exit 130).
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
 		<-sigs
 		cancel(errInterrupted)
@@ -96,9 +102,36 @@ func main() {
 		runExitHooks()
 		os.Exit(130)
 	}()
-	code := run(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
+	// Every other signal whose default is to end the process ends it
+	// that way, after the last-resort cleanups (decisions.md §3: a token
+	// file is removed on every exit path; SIGQUIT keeps its stack dump).
+	fatal := make(chan os.Signal, 1)
+	signal.Notify(fatal, fatalSignals...)
+	go func() {
+		sig := <-fatal
+		restoreTerminal()
+		runExitHooks()
+		signal.Reset(sig)
+		syscall.Kill(os.Getpid(), sig.(syscall.Signal))
+		time.Sleep(time.Second) // the signal's default action ends the process
+		os.Exit(128 + int(sig.(syscall.Signal)))
+	}()
+	code := runGuarded(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
 	cancel(nil)
 	os.Exit(code)
+}
+
+// runGuarded is run with the last-resort cleanups on a panic of the main
+// goroutine; the panic then goes on with its original stack.
+func runGuarded(ctx context.Context, args []string, s stdio) int {
+	defer func() {
+		if r := recover(); r != nil {
+			restoreTerminal()
+			runExitHooks()
+			panic(r)
+		}
+	}()
+	return run(ctx, args, s)
 }
 
 // exitHooks are cleanups that must happen even when a second signal ends
