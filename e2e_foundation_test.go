@@ -107,6 +107,48 @@ func TestE2EMCPList(t *testing.T) {
 	}
 }
 
+// TestE2EMCPListRefusesLocalhostNames: `localhost` and `*.localhost` are
+// loopback by definition (RFC 6761), so `agent mcp list` shows them refused
+// by the address policy without looking the names up (decisions.md §2),
+// unless the user's settings allow a loopback network.
+func TestE2EMCPListRefusesLocalhostNames(t *testing.T) {
+	servers := `"mcpServers": {
+    "plain": {"type": "http", "url": "http://localhost:8080/mcp", "oauth": {}},
+    "upper": {"type": "http", "url": "https://LOCALHOST./mcp", "oauth": {}},
+    "sub": {"type": "http", "url": "https://foo.localhost/mcp", "oauth": {}},
+    "subdot": {"type": "http", "url": "https://foo.localhost.:9/mcp", "oauth": {}},
+    "public": {"type": "http", "url": "https://mcp.example.com/mcp", "oauth": {}}
+  }`
+	cases := []struct {
+		name     string
+		settings string
+		reason   string // of the four localhost servers
+	}{
+		{"default policy", `{` + servers + `}`, "address refused: loopback"},
+		{"loopback allowed in user settings", `{"mcpAllowedNetworks": ["127.0.0.0/8"], ` + servers + `}`, "-"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSandbox(t)
+			s.write("~/.agent/settings.json", tc.settings)
+			r := s.run("", "mcp", "list")
+			if r.Code != 0 {
+				t.Fatalf("%+v", r)
+			}
+			want := strings.Join([]string{
+				"plain\tpending\tuser\thttp\t" + tc.reason + "\tsigned-out",
+				"public\tpending\tuser\thttp\t-\tsigned-out",
+				"sub\tpending\tuser\thttp\t" + tc.reason + "\tsigned-out",
+				"subdot\tpending\tuser\thttp\t" + tc.reason + "\tsigned-out",
+				"upper\tpending\tuser\thttp\t" + tc.reason + "\tsigned-out",
+			}, "\n") + "\n"
+			if _, lines := splitDiagnostics(r.Stdout); lines != want {
+				t.Fatalf("status lines:\n%s\nwant:\n%s", lines, want)
+			}
+		})
+	}
+}
+
 func splitDiagnostics(out string) (diags, lines string) {
 	var d, l strings.Builder
 	for _, line := range strings.SplitAfter(out, "\n") {

@@ -224,7 +224,7 @@ func TestE2EServeStdioStateless(t *testing.T) {
 	}
 	got := byID(msgs)
 	d := got["1"]["result"].(map[string]any)
-	if d["resultType"] != "complete" || fmt.Sprint(d["supportedVersions"]) != "[2026-07-28 2025-11-25 2025-06-18]" {
+	if d["resultType"] != "complete" || fmt.Sprint(d["supportedVersions"]) != "[2026-07-28 2025-11-25 2025-06-18 2025-03-26 2024-11-05]" {
 		t.Fatalf("discover %v", d)
 	}
 	l := got["2"]["result"].(map[string]any)
@@ -244,6 +244,95 @@ func TestE2EServeStdioStateless(t *testing.T) {
 	if got["6"]["error"].(map[string]any)["code"].(float64) != -32602 {
 		t.Fatalf("missing _meta %v", got["6"])
 	}
+}
+
+// TestE2EServeOlderRevisions: `agent mcp serve` answers clients of
+// 2024-11-05 and 2025-03-26 with their revision (decisions.md §2), leaves
+// out what a revision lacks (tool titles before 2025-06-18, annotations
+// before 2025-03-26), and takes a JSON-RPC batch only from a client of
+// 2025-03-26, the one revision that has batches: one array line answers
+// it, while other revisions get an error response with id null.
+func TestE2EServeOlderRevisions(t *testing.T) {
+	s, _ := printSandbox(t)
+	cases := []struct {
+		name        string
+		version     string
+		batch       bool // the batch is answered with an array
+		title, anno bool // in tools/list
+	}{
+		{"2024-11-05", "2024-11-05", false, false, false},
+		{"2025-03-26", "2025-03-26", true, false, true},
+		{"2025-06-18", "2025-06-18", false, true, true},
+		{"2025-11-25", "2025-11-25", false, true, true},
+	}
+	for _, tc := range cases {
+		t.Run("stdio "+tc.name, func(t *testing.T) {
+			r := s.run(strings.Join([]string{
+				`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + tc.version + `","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`,
+				`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+				`[{"jsonrpc":"2.0","id":2,"method":"tools/list"},{"jsonrpc":"2.0","id":3,"method":"ping"}]`,
+				`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`,
+			}, "\n")+"\n", "mcp", "serve")
+			if r.Code != 0 {
+				t.Fatalf("%+v", r)
+			}
+			var objects []map[string]any
+			var arrays [][]map[string]any
+			for l := range strings.SplitSeq(strings.TrimSuffix(r.Stdout, "\n"), "\n") {
+				var m map[string]any
+				var a []map[string]any
+				switch {
+				case json.Unmarshal([]byte(l), &m) == nil:
+					objects = append(objects, m)
+				case json.Unmarshal([]byte(l), &a) == nil:
+					arrays = append(arrays, a)
+				default:
+					t.Fatalf("stdout line is not an MCP frame: %q", l)
+				}
+			}
+			got := byID(objects)
+			if v := got["1"]["result"].(map[string]any)["protocolVersion"]; v != tc.version {
+				t.Fatalf("initialize answered %v", v)
+			}
+			if tc.batch {
+				if len(arrays) != 1 || len(arrays[0]) != 2 || fmt.Sprint(byID(arrays[0])["3"]["result"]) != "map[]" || byID(arrays[0])["2"]["result"] == nil {
+					t.Fatalf("batch answer %v", arrays)
+				}
+			} else if e, ok := got["<nil>"]["error"].(map[string]any); len(arrays) != 0 || !ok || e["code"].(float64) != -32600 {
+				t.Fatalf("a batch in a session of %s: %v %v", tc.version, got["<nil>"], arrays)
+			}
+			list, _ := json.Marshal(got["4"]["result"])
+			if strings.Contains(string(list), `"title"`) != tc.title || strings.Contains(string(list), `"annotations"`) != tc.anno {
+				t.Fatalf("tools/list of %s: %s", tc.version, list)
+			}
+		})
+	}
+	t.Run("loopback HTTP 2025-03-26", func(t *testing.T) {
+		tokFile := filepath.Join(t.TempDir(), "serve.token")
+		p := startServe(t, s, "--http-token-file", tokFile)
+		port := p.waitLine(t, listenRe)[1]
+		p.waitLine(t, regexp.MustCompile(regexp.QuoteMeta("bearer token in "+tokFile)))
+		tok, _ := os.ReadFile(tokFile)
+		url := "http://127.0.0.1:" + port + "/mcp"
+		h := map[string]string{"Authorization": "Bearer " + string(tok)}
+		resp, body := httpDo(t, mcpPost(t, url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`, h))
+		if resp.StatusCode != 200 || !strings.Contains(body, `"protocolVersion":"2025-03-26"`) {
+			t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+		}
+		// No MCP-Protocol-Version header: 2025-03-26 has none.
+		h["Mcp-Session-Id"] = resp.Header.Get("Mcp-Session-Id")
+		if resp, _ := httpDo(t, mcpPost(t, url, `[{"jsonrpc":"2.0","method":"notifications/initialized"}]`, h)); resp.StatusCode != 202 {
+			t.Fatalf("a batch of one notification: %d", resp.StatusCode)
+		}
+		resp, body = httpDo(t, mcpPost(t, url, `[{"jsonrpc":"2.0","id":2,"method":"tools/list"},{"jsonrpc":"2.0","id":3,"method":"ping"}]`, h))
+		var answers []map[string]any
+		if resp.StatusCode != 200 || json.Unmarshal([]byte(body), &answers) != nil || len(answers) != 2 || byID(answers)["2"]["result"] == nil {
+			t.Fatalf("batch: %d %s", resp.StatusCode, body)
+		}
+		if code := p.stop(t, syscall.SIGTERM); code != 130 {
+			t.Fatalf("exit %d; stderr:\n%s", code, p.stderrText())
+		}
+	})
 }
 
 // serveProc is a running `agent mcp serve` with its stderr read line by

@@ -183,6 +183,11 @@ func isTextType(t string) bool {
 
 func refusal(host string, err error) string {
 	var r *netguard.RefusedError
+	if errors.As(err, &r) && r.Host != "" {
+		// Refused by name, before any lookup (decisions.md §2, RFC 6761).
+		return fmt.Sprintf("refused: %s is a %s name; WebFetch reaches public addresses only, "+
+			"unless the user's settings allow that network (mcpAllowedNetworks)", host, r.Class)
+	}
 	if errors.As(err, &r) {
 		return fmt.Sprintf("refused: %s resolves to a %s address (%s); WebFetch reaches public addresses only, "+
 			"unless the user's settings allow that network (mcpAllowedNetworks)", host, r.Class, r.Addr)

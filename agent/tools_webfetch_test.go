@@ -70,10 +70,15 @@ func TestWebFetchRefusesLoopbackByDefault(t *testing.T) {
 	if !res.IsError || !strings.Contains(res.Content, "refused: 127.0.0.1 resolves to a loopback address") {
 		t.Errorf("%+v", res)
 	}
-	// By name too: the check happens when the connection is dialled.
-	res = runTool(t, fetch, `{"url":"`+strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)+`/page"}`)
-	if !res.IsError || !strings.Contains(res.Content, "refused: localhost resolves to a loopback address") {
-		t.Errorf("%+v", res)
+	// Localhost names are loopback by definition (RFC 6761) and refused
+	// by name, before any lookup, in any case and with a trailing dot.
+	// The host is shown as the permission target names it (lower case,
+	// without the trailing dot).
+	for host, shown := range map[string]string{"localhost": "localhost", "LOCALHOST.": "localhost", "foo.localhost": "foo.localhost", "foo.localhost.": "foo.localhost"} {
+		res = runTool(t, fetch, `{"url":"`+strings.Replace(srv.URL, "127.0.0.1", host, 1)+`/page"}`)
+		if !res.IsError || !strings.Contains(res.Content, "refused: "+shown+" is a loopback name") {
+			t.Errorf("%s: %+v", host, res)
+		}
 	}
 	res = runTool(t, fetch, `{"url":"http://169.254.169.254/latest/"}`)
 	if !res.IsError || !strings.Contains(res.Content, "cloud metadata") {

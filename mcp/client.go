@@ -117,12 +117,25 @@ func Connect(ctx context.Context, t Transport, opts ClientOptions) (*Client, err
 		refresh:    make(chan struct{}, 1),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.conn = jsonrpc.NewConn(t, jsonrpc.ConnOptions{
+	var st jsonrpc.Stream = t
+	hs, isHTTP := t.(httpSession)
+	if !isHTTP {
+		// A server of 2025-03-26 may send JSON-RPC batches, which that
+		// revision requires the client to accept (basic/index "Batching");
+		// the HTTP transport splits them itself, as it must see the
+		// response to each request.
+		st = jsonrpc.NewBatchStream(t, jsonrpc.BatchOptions{Allow: func() bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return batches(c.version)
+		}})
+	}
+	c.conn = jsonrpc.NewConn(st, jsonrpc.ConnOptions{
 		Handler:  jsonrpc.HandlerFunc(c.handle),
 		OnCancel: c.onCancel,
 		OnError:  c.diag,
 	})
-	if hs, ok := t.(httpSession); ok {
+	if isHTTP {
 		c.http = hs
 		hs.setLost(func(id jsonrpc.ID, err error) { c.conn.Fail(id, err) })
 	}
@@ -213,7 +226,7 @@ func (c *Client) setProtocol(version string, stateless bool) {
 // stateless revision on offer it probes with server/discover; a server
 // that answers with a DiscoverResult or a recognised modern error is
 // stateless, anything else is taken for a session-based server, which gets
-// the initialize handshake of 2025-11-25 and 2025-06-18.
+// the initialize handshake of the revisions 2024-11-05 to 2025-11-25.
 func (c *Client) negotiate(ctx context.Context) error {
 	var modernVs, legacyVs []string
 	for _, v := range c.versions {
@@ -320,8 +333,10 @@ func (c *Client) fallBack(legacyVs []string, cause error) (bool, error) {
 }
 
 // initialize runs the handshake of the session-based revisions (2025-11-25
-// basic/lifecycle "Initialization"): offer the newest, accept the server's
-// choice when the client speaks it, then notifications/initialized.
+// basic/lifecycle "Initialization", the same since 2024-11-05): offer the
+// newest, accept the server's choice when the client speaks it (an older
+// one included: the server "MUST respond with another protocol version it
+// supports"), then notifications/initialized.
 func (c *Client) initialize(ctx context.Context, legacyVs []string) error {
 	c.setProtocol("", false)
 	ictx, cancel := ctx, context.CancelFunc(func() {})

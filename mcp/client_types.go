@@ -7,8 +7,17 @@ import (
 	"agent/mcp/jsonrpc"
 )
 
-// Protocol revisions this package speaks (decisions.md §2).
+// Protocol revisions this package speaks (decisions.md §2: many servers in
+// use still answer 2024-11-05 or 2025-03-26, and refusing them would refuse
+// the ecosystem).
 const (
+	// Version20241105 is the first revision with initialize.
+	Version20241105 = "2024-11-05"
+	// Version20250326 brought Streamable HTTP, tool annotations, progress
+	// messages and JSON-RPC batches (which only it has).
+	Version20250326 = "2025-03-26"
+	// Version20250618 removed batches and brought the MCP-Protocol-Version
+	// header, structured tool output, titles and elicitation.
 	Version20250618 = "2025-06-18"
 	Version20251125 = "2025-11-25"
 	// Version20260728 is the stateless revision: no initialize handshake
@@ -19,15 +28,38 @@ const (
 // SupportedVersions returns the revisions this package speaks, newest
 // first.
 func SupportedVersions() []string {
-	return []string{Version20260728, Version20251125, Version20250618}
+	return []string{Version20260728, Version20251125, Version20250618, Version20250326, Version20241105}
 }
 
 func knownVersion(v string) bool { return slices.Contains(SupportedVersions(), v) }
 
+// Revision identifiers are dates, so they order as strings. Features a
+// revision lacks are not used with a peer that negotiated it (decisions.md
+// §2); these say which revision has what.
+
 // modern reports whether revision v is of the stateless era (2026-07-28
 // "Versioning and Compatibility": per-request metadata instead of a
-// handshake). Revision identifiers are dates, so they order as strings.
+// handshake).
 func modern(v string) bool { return v >= Version20260728 }
+
+// versionHeader reports whether requests of revision v carry the
+// MCP-Protocol-Version header over HTTP (2025-06-18 changelog item 8; the
+// earlier revisions do not know it).
+func versionHeader(v string) bool { return v >= Version20250618 }
+
+// batches reports whether a peer of revision v may send JSON-RPC batches,
+// which a receiver must then accept (2025-03-26 basic/index "Batching"):
+// only 2025-03-26 has them.
+func batches(v string) bool { return v == Version20250326 }
+
+// annotations reports whether tool annotations exist in revision v
+// (2025-03-26 changelog) and, with them, the message of a progress
+// notification.
+func annotations(v string) bool { return v >= Version20250326 }
+
+// titles reports whether revision v has the title fields of tools and
+// implementations (2025-06-18 changelog, other schema changes item 3).
+func titles(v string) bool { return v >= Version20250618 }
 
 // Error codes MCP adds to JSON-RPC's (2026-07-28 basic/index "Error
 // Codes"; the last two are of earlier revisions and still accepted).

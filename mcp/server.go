@@ -4,9 +4,11 @@ package mcp
 // decisions.md §3): one agent session's tools, plus agent_submit, offered
 // to an MCP client over stdio (server_stdio.go) or Streamable HTTP
 // (server_http.go, server_auth.go). This file is the protocol: revision
-// negotiation for the session-based revisions 2025-06-18 and 2025-11-25
-// (initialize) and the stateless 2026-07-28 (per-request _meta,
-// server/discover), and the methods a server of tools answers.
+// negotiation for the session-based revisions 2024-11-05, 2025-03-26,
+// 2025-06-18 and 2025-11-25 (initialize) and the stateless 2026-07-28
+// (per-request _meta, server/discover), and the methods a server of tools
+// answers, each without the fields the negotiated revision lacks
+// (decisions.md §2).
 
 import (
 	"bytes"
@@ -275,7 +277,7 @@ func (s *Server) handleStateless(ctx context.Context, m *jsonrpc.Message) (any, 
 		}
 		return res, nil
 	case "tools/list":
-		res, err := s.listTools(m.Params)
+		res, err := s.listTools(Version20260728, m.Params)
 		if err != nil {
 			return nil, err
 		}
@@ -285,7 +287,7 @@ func (s *Server) handleStateless(ctx context.Context, m *jsonrpc.Message) (any, 
 		res["resultType"], res["ttlMs"], res["cacheScope"] = "complete", 0, "private"
 		return res, nil
 	case "tools/call":
-		res, err := s.callTool(ctx, m.Params)
+		res, err := s.callTool(ctx, Version20260728, m.Params)
 		if err != nil {
 			return nil, err
 		}
@@ -326,14 +328,15 @@ func (s *Server) handleLegacy(ctx context.Context, c *serverConn, m *jsonrpc.Mes
 		// basic/utilities/ping: an empty result, at any time.
 		return struct{}{}, nil
 	}
-	if c.negotiated() == "" {
+	v := c.negotiated()
+	if v == "" {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the session is not initialized: send initialize first"}
 	}
 	switch m.Method {
 	case "tools/list":
-		return s.listTools(m.Params)
+		return s.listTools(v, m.Params)
 	case "tools/call":
-		return s.callTool(ctx, m.Params)
+		return s.callTool(ctx, v, m.Params)
 	case "logging/setLevel":
 		var p struct {
 			Level string `json:"level"`
@@ -350,8 +353,9 @@ func (s *Server) handleLegacy(ctx context.Context, c *serverConn, m *jsonrpc.Mes
 }
 
 // initialize negotiates (2025-11-25 basic/lifecycle "Version
-// Negotiation"): the client's version when the server speaks it, else the
-// newest session-based revision the server speaks.
+// Negotiation", the same rule since 2024-11-05): the client's version when
+// the server speaks it, 2024-11-05 and 2025-03-26 included, else the newest
+// session-based revision the server speaks.
 func (s *Server) initialize(c *serverConn, params json.RawMessage) (any, error) {
 	var p struct {
 		ProtocolVersion string          `json:"protocolVersion"`
@@ -375,10 +379,14 @@ func (s *Server) initialize(c *serverConn, params json.RawMessage) (any, error) 
 	}
 	c.version = v
 	c.mu.Unlock()
+	info := s.info
+	if !titles(v) {
+		info.Title = ""
+	}
 	res := map[string]any{
 		"protocolVersion": v,
 		"capabilities":    s.capabilities(false),
-		"serverInfo":      s.info,
+		"serverInfo":      info,
 	}
 	if s.instructions != "" {
 		res["instructions"] = s.instructions
@@ -388,7 +396,9 @@ func (s *Server) initialize(c *serverConn, params json.RawMessage) (any, error) 
 
 // listTools answers tools/list: every tool in one page, agent_submit
 // first, in a stable order (2026-07-28 asks for a deterministic order).
-func (s *Server) listTools(params json.RawMessage) (map[string]any, error) {
+// Revision v decides the optional fields: titles from 2025-06-18,
+// annotations from 2025-03-26.
+func (s *Server) listTools(v string, params json.RawMessage) (map[string]any, error) {
 	var p struct {
 		Cursor *string `json:"cursor"`
 	}
@@ -404,10 +414,12 @@ func (s *Server) listTools(params json.RawMessage) (map[string]any, error) {
 	}
 	tools := []map[string]any{{
 		"name":        SubmitTool,
-		"title":       "Submit a prompt",
 		"description": "Run one turn of the agent session with this prompt and return the answer. Concurrent submits each get their own turn, in order.",
 		"inputSchema": json.RawMessage(submitSchema),
 	}}
+	if titles(v) {
+		tools[0]["title"] = "Submit a prompt"
+	}
 	for _, t := range s.target.Tools() {
 		if t.Name == SubmitTool {
 			continue
@@ -421,7 +433,7 @@ func (s *Server) listTools(params json.RawMessage) (map[string]any, error) {
 			desc = t.Name
 		}
 		tool := map[string]any{"name": t.Name, "description": desc, "inputSchema": schema}
-		if t.ReadOnly {
+		if t.ReadOnly && annotations(v) {
 			tool["annotations"] = map[string]any{"readOnlyHint": true}
 		}
 		tools = append(tools, tool)
@@ -454,13 +466,13 @@ func parseCallParams(params json.RawMessage) (callParams, error) {
 // callTool answers tools/call. An unknown tool is a protocol error
 // (-32602, MCP server/tools "Error Handling"); everything that happens in
 // a known tool, including invalid arguments and a denied permission, is a
-// tool error the model can read.
-func (s *Server) callTool(ctx context.Context, params json.RawMessage) (map[string]any, error) {
+// tool error the model can read. v is the revision of the request.
+func (s *Server) callTool(ctx context.Context, v string, params json.RawMessage) (map[string]any, error) {
 	p, err := parseCallParams(params)
 	if err != nil {
 		return nil, err
 	}
-	ctx, stopProgress := startProgress(ctx, params)
+	ctx, stopProgress := startProgress(ctx, params, annotations(v))
 	defer stopProgress()
 	var res ServedResult
 	if p.Name == SubmitTool {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -76,9 +77,16 @@ type HTTPServeOptions struct {
 	Now func() time.Time
 }
 
-// HTTPHandler is the Streamable HTTP transport of the server (2025-06-18
-// and 2025-11-25 basic/transports "Streamable HTTP"; 2026-07-28
-// basic/transports/streamable-http). Close ends every running call.
+// HTTPHandler is the Streamable HTTP transport of the server (2025-03-26,
+// 2025-06-18 and 2025-11-25 basic/transports "Streamable HTTP"; 2026-07-28
+// basic/transports/streamable-http). A session that negotiated 2024-11-05
+// is served by the rules of 2025-03-26, the first revision of this
+// transport (the HTTP+SSE transport of 2024-11-05 is not offered). The
+// MCP-Protocol-Version header is optional in a session (the revisions
+// before 2025-06-18 do not send it, and the session knows its revision),
+// but one that names another revision is refused with 400. A JSON-RPC
+// batch is accepted only in a session of 2025-03-26 (batchInSession).
+// Close ends every running call.
 type HTTPHandler struct {
 	srv  *Server
 	opts HTTPServeOptions
@@ -261,6 +269,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusBadRequest)
 		return
 	}
+	hv := strings.TrimSpace(r.Header.Get("Mcp-Protocol-Version"))
 	m, err := jsonrpc.DecodeWith(body, jsonrpc.DecodeOptions{MaxMessage: int(h.opts.MaxBody)})
 	if err != nil {
 		var de *jsonrpc.DecodeError
@@ -269,10 +278,13 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, &de) {
 			id, code = de.ID, de.Code()
 		}
+		if sid := r.Header.Get("Mcp-Session-Id"); sid != "" && errors.Is(err, jsonrpc.ErrBatch) {
+			h.batchInSession(w, r, sid, hv, de.Batch, okStream)
+			return
+		}
 		h.writeJSON(w, http.StatusBadRequest, jsonrpc.NewErrorResponse(id, &jsonrpc.Error{Code: code, Message: err.Error()}))
 		return
 	}
-	hv := strings.TrimSpace(r.Header.Get("Mcp-Protocol-Version"))
 	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
 		h.inSession(w, r, sid, hv, m, okStream)
 		return
@@ -398,19 +410,7 @@ func (h *HTTPHandler) inSession(w http.ResponseWriter, r *http.Request, sid, hv 
 	}
 	switch m.Kind() {
 	case jsonrpc.KindNotification:
-		if m.Method == "notifications/cancelled" {
-			var p cancelledParams
-			if json.Unmarshal(m.Params, &p) == nil {
-				h.mu.Lock()
-				cancel := s.calls[p.RequestID]
-				h.mu.Unlock()
-				if cancel != nil {
-					cancel()
-				}
-			}
-		} else {
-			h.srv.handleLegacy(r.Context(), &s.conn, m) //nolint:errcheck // notifications have no answer
-		}
+		h.sessionNotification(r.Context(), s, m)
 		refuse(w, http.StatusAccepted)
 		return
 	case jsonrpc.KindResponse:
@@ -430,6 +430,133 @@ func (h *HTTPHandler) inSession(w http.ResponseWriter, r *http.Request, sid, hv 
 	h.answer(w, ctx, m, okStream, http.StatusOK, func(ctx context.Context) (any, error) {
 		return h.srv.handleLegacy(ctx, &s.conn, m)
 	})
+}
+
+// sessionNotification takes a notification of a session-based client.
+func (h *HTTPHandler) sessionNotification(ctx context.Context, s *serveSession, m *jsonrpc.Message) {
+	if m.Method == "notifications/cancelled" {
+		var p cancelledParams
+		if json.Unmarshal(m.Params, &p) == nil {
+			h.mu.Lock()
+			cancel := s.calls[p.RequestID]
+			h.mu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
+		}
+		return
+	}
+	h.srv.handleLegacy(ctx, &s.conn, m) //nolint:errcheck // notifications have no answer
+}
+
+// batchInSession serves a JSON-RPC batch in a session. Only 2025-03-26 has
+// batches, and it requires the receiver to accept them (basic/index
+// "Batching"); any other revision gets the refusal a batch got before
+// (400, an error response without id). The answer follows 2025-03-26
+// transports "Sending Messages to the Server": notifications and
+// responses only get 202 Accepted and no body; with requests, an SSE
+// stream that carries one response per request (the choice for a batch
+// with a tools/call, which may run for minutes, when the client accepts a
+// stream), else one JSON array of the responses (JSON-RPC 2.0 §6).
+// Elements that are not valid messages, and requests whose id is in use,
+// are answered with error responses among them; a batch of only those is
+// refused with 400 and that array.
+func (h *HTTPHandler) batchInSession(w http.ResponseWriter, r *http.Request, sid, hv string, raw []byte, okStream bool) {
+	s := h.acquire(sid)
+	if s == nil {
+		refuse(w, http.StatusNotFound)
+		return
+	}
+	defer h.release(s)
+	v := s.conn.negotiated()
+	if hv != "" && hv != v {
+		h.writeJSON(w, http.StatusBadRequest, jsonrpc.NewErrorResponse(jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: "Bad Request: MCP-Protocol-Version " + hv + " is not the session's " + v}))
+		return
+	}
+	if !batches(v) {
+		h.writeJSON(w, http.StatusBadRequest, jsonrpc.NewErrorResponse(jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: jsonrpc.ErrBatch.Error()}))
+		return
+	}
+	items, err := jsonrpc.DecodeBatch(raw, jsonrpc.DecodeOptions{MaxMessage: int(h.opts.MaxBody)})
+	if err != nil {
+		var de *jsonrpc.DecodeError
+		code := int64(jsonrpc.CodeInvalidRequest)
+		if errors.As(err, &de) {
+			code = de.Code()
+		}
+		h.writeJSON(w, http.StatusBadRequest, jsonrpc.NewErrorResponse(jsonrpc.ID{}, &jsonrpc.Error{Code: code, Message: err.Error()}))
+		return
+	}
+	var reqs, refused []*jsonrpc.Message
+	seen := map[jsonrpc.ID]bool{}
+	for _, it := range items {
+		if it.Err != nil {
+			var de *jsonrpc.DecodeError
+			if errors.As(it.Err, &de) && !de.Response {
+				refused = append(refused, jsonrpc.NewErrorResponse(de.ID, &jsonrpc.Error{Code: de.Code(), Message: de.Error()}))
+			}
+			continue
+		}
+		m := it.Msg
+		switch m.Kind() {
+		case jsonrpc.KindNotification:
+			h.sessionNotification(r.Context(), s, m)
+		case jsonrpc.KindRequest:
+			h.mu.Lock()
+			_, running := s.calls[m.ID]
+			h.mu.Unlock()
+			if running || seen[m.ID] {
+				refused = append(refused, jsonrpc.NewErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "request id " + m.ID.String() + " is already in use"}))
+				continue
+			}
+			seen[m.ID] = true
+			reqs = append(reqs, m)
+		}
+	}
+	switch {
+	case len(reqs) == 0 && len(refused) == 0:
+		refuse(w, http.StatusAccepted)
+		return
+	case len(reqs) == 0:
+		h.writeBatch(w, http.StatusBadRequest, refused)
+		return
+	}
+	ctx, cancel := h.callContext(r)
+	defer cancel()
+	run := func(ctx context.Context, m *jsonrpc.Message) (any, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		h.mu.Lock()
+		s.calls[m.ID] = cancel
+		h.mu.Unlock()
+		defer func() {
+			h.mu.Lock()
+			delete(s.calls, m.ID)
+			h.mu.Unlock()
+		}()
+		return h.srv.handleLegacy(ctx, &s.conn, m)
+	}
+	fl, canFlush := w.(http.Flusher)
+	long := slices.ContainsFunc(reqs, func(m *jsonrpc.Message) bool { return m.Method == "tools/call" })
+	if long && okStream && canFlush {
+		h.stream(ctx, w, fl, reqs, refused, run)
+		return
+	}
+	out := make([]*jsonrpc.Message, len(reqs))
+	var wg sync.WaitGroup
+	for i, m := range reqs {
+		wg.Go(func() {
+			res, err := run(ctx, m)
+			out[i] = serveResponse(m.ID, res, err)
+		})
+	}
+	wg.Wait()
+	if ctx.Err() != nil && h.ctx.Err() == nil {
+		return // the client went away
+	}
+	h.writeBatch(w, http.StatusOK, append(refused, out...))
 }
 
 // stateless serves a request of 2026-07-28: the standard headers must
@@ -521,26 +648,36 @@ func errorStatus(err error) int {
 // chooses the stateless revision's status by the error.
 func (h *HTTPHandler) answer(w http.ResponseWriter, ctx context.Context, m *jsonrpc.Message, okStream bool, status int, run func(context.Context) (any, error)) {
 	fl, canFlush := w.(http.Flusher)
-	if m.Method != "tools/call" || !okStream || !canFlush {
-		res, err := run(ctx)
-		if ctx.Err() != nil && h.ctx.Err() == nil && err != nil {
-			return // the client went away
-		}
-		st := status
-		if st == 0 {
-			st = http.StatusOK
-			if err != nil {
-				st = errorStatus(err)
-			}
-		}
-		h.writeJSON(w, st, serveResponse(m.ID, res, err))
+	if m.Method == "tools/call" && okStream && canFlush {
+		h.stream(ctx, w, fl, []*jsonrpc.Message{m}, nil, func(ctx context.Context, _ *jsonrpc.Message) (any, error) { return run(ctx) })
 		return
 	}
+	res, err := run(ctx)
+	if ctx.Err() != nil && h.ctx.Err() == nil && err != nil {
+		return // the client went away
+	}
+	st := status
+	if st == 0 {
+		st = http.StatusOK
+		if err != nil {
+			st = errorStatus(err)
+		}
+	}
+	h.writeJSON(w, st, serveResponse(m.ID, res, err))
+}
+
+// stream runs reqs, each on its own goroutine, and answers them on one SSE
+// stream: first the responses in first (refusals that needed no handler),
+// then each request's progress notifications and its response as they
+// come, with keep-alive comments meanwhile; it returns when every request
+// has returned.
+func (h *HTTPHandler) stream(ctx context.Context, w http.ResponseWriter, fl http.Flusher, reqs, first []*jsonrpc.Message, run func(context.Context, *jsonrpc.Message) (any, error)) {
 	type outcome struct {
+		id  jsonrpc.ID
 		res any
 		err error
 	}
-	done := make(chan outcome, 1)
+	done := make(chan outcome, len(reqs))
 	notes := make(chan []byte, maxProgressQueue)
 	nctx := withNotifier(ctx, func(method string, params any) {
 		m, err := jsonrpc.NewNotification(method, params)
@@ -556,36 +693,46 @@ func (h *HTTPHandler) answer(w http.ResponseWriter, ctx context.Context, m *json
 		case <-ctx.Done():
 		}
 	})
-	go func() {
-		res, err := run(nctx)
-		done <- outcome{res, err}
-	}()
+	for _, m := range reqs {
+		go func() {
+			res, err := run(nctx, m)
+			done <- outcome{m.ID, res, err}
+		}()
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
+	for _, m := range first {
+		if b, err := jsonrpc.Encode(m); err == nil {
+			sse.Write(w, sse.Event{Data: string(b)}) //nolint:errcheck // as below
+		}
+	}
 	fl.Flush()
 	tick := time.NewTicker(h.opts.KeepAlive)
 	defer tick.Stop()
-	for {
+	for left := len(reqs); left > 0; {
 		select {
 		case o := <-done:
+			left--
 			// Reports made before the answer go before it.
 			for len(notes) > 0 {
 				sse.Write(w, sse.Event{Data: string(<-notes)}) //nolint:errcheck // as below
 			}
-			b, err := jsonrpc.Encode(serveResponse(m.ID, o.res, o.err))
+			b, err := jsonrpc.Encode(serveResponse(o.id, o.res, o.err))
 			if err != nil {
-				return
+				continue
 			}
 			sse.Write(w, sse.Event{Data: string(b)}) //nolint:errcheck // a client that went away reads nothing
 			fl.Flush()
-			return
 		case b := <-notes:
 			sse.Write(w, sse.Event{Data: string(b)}) //nolint:errcheck // a client that went away reads nothing
 			fl.Flush()
 		case <-tick.C:
 			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
-				<-done // ctx has ended with the connection; wait for the call
+				// ctx has ended with the connection; wait for the calls.
+				for ; left > 0; left-- {
+					<-done
+				}
 				return
 			}
 			fl.Flush()
@@ -609,6 +756,18 @@ func serveResponse(id jsonrpc.ID, res any, err error) *jsonrpc.Message {
 		return jsonrpc.NewErrorResponse(id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"})
 	}
 	return resp
+}
+
+// writeBatch writes ms as one JSON array (JSON-RPC 2.0 §6).
+func (h *HTTPHandler) writeBatch(w http.ResponseWriter, status int, ms []*jsonrpc.Message) {
+	b, err := jsonrpc.AppendBatch(nil, ms)
+	if err != nil {
+		refuse(w, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b) //nolint:errcheck // a client that went away reads nothing
 }
 
 func (h *HTTPHandler) writeJSON(w http.ResponseWriter, status int, m *jsonrpc.Message) {

@@ -39,8 +39,11 @@ type progress struct {
 const maxProgressQueue = 64
 
 // startProgress sets up reporting for a call whose params name a
-// progressToken, on a transport that can notify; stop ends it.
-func startProgress(ctx context.Context, params json.RawMessage) (context.Context, func()) {
+// progressToken, on a transport that can notify; stop ends it. withMessage
+// says whether the revision has the message field of a progress
+// notification (2025-03-26 and later); without it, only the count goes
+// out.
+func startProgress(ctx context.Context, params json.RawMessage, withMessage bool) (context.Context, func()) {
 	n, _ := ctx.Value(notifierKey{}).(notifier)
 	if n == nil {
 		return ctx, func() {}
@@ -63,7 +66,11 @@ func startProgress(ctx context.Context, params json.RawMessage) (context.Context
 		step := 0
 		for msg := range pr.ch {
 			step++
-			n("notifications/progress", map[string]any{"progressToken": pr.token, "progress": step, "message": msg})
+			p := map[string]any{"progressToken": pr.token, "progress": step}
+			if withMessage {
+				p["message"] = msg
+			}
+			n("notifications/progress", p)
 		}
 	}()
 	stop := func() {

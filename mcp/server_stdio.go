@@ -16,12 +16,17 @@ import (
 // stream: a request that carries the stateless revision's _meta (or is
 // server/discover, the probe of 2026-07-28 stdio "Backward Compatibility")
 // is answered statelessly; everything else belongs to the initialize
-// session. It returns nil when the client closes the stream, or ctx's
-// cause when ctx ends first; either way s is closed and every running
-// call has returned.
+// session. A client that negotiated 2025-03-26 may send JSON-RPC batches,
+// which that revision requires a receiver to accept (basic/index
+// "Batching"): a batch line is answered with one array line of the
+// responses; with any other revision, or before initialize, a batch is
+// refused with an error response. It returns nil when the client closes
+// the stream, or ctx's cause when ctx ends first; either way s is closed
+// and every running call has returned.
 func (s *Server) ServeStream(ctx context.Context, st jsonrpc.Stream) error {
-	st = &drainingStream{Stream: st, idle: make(chan struct{}, 1), closed: make(chan struct{})}
 	sc := &serverConn{}
+	st = jsonrpc.NewBatchStream(st, jsonrpc.BatchOptions{Allow: func() bool { return batches(sc.negotiated()) }})
+	st = &drainingStream{Stream: st, idle: make(chan struct{}, 1), closed: make(chan struct{})}
 	var conn *jsonrpc.Conn
 	ready := make(chan struct{})
 	h := jsonrpc.HandlerFunc(func(hctx context.Context, m *jsonrpc.Message) (any, error) {

@@ -18,8 +18,9 @@ import (
 	"agent/mcp/jsonrpc"
 )
 
-// fakeTarget serves an echo tool; Submit answers "answer: PROMPT", or
-// blocks until ctx ends for the prompt "block".
+// fakeTarget serves an echo tool; Submit answers "answer: PROMPT", after
+// one progress report for the prompt "progress", or blocks until ctx ends
+// for the prompt "block".
 type fakeTarget struct {
 	mu      sync.Mutex
 	prompts []string
@@ -47,6 +48,9 @@ func (f *fakeTarget) Submit(ctx context.Context, prompt string) (ServedResult, e
 	f.mu.Lock()
 	f.prompts = append(f.prompts, prompt)
 	f.mu.Unlock()
+	if prompt == "progress" {
+		ReportProgress(ctx, "working")
+	}
 	if prompt == "block" {
 		if f.started != nil {
 			f.started <- struct{}{}
@@ -84,7 +88,7 @@ func TestServerStateless(t *testing.T) {
 		code      int64 // 0: a result
 		want      string
 	}{
-		{"discover", `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + testMeta + `}}`, 0, `"supportedVersions":["2026-07-28","2025-11-25","2025-06-18"]`},
+		{"discover", `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + testMeta + `}}`, 0, `"supportedVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"]`},
 		{"discover without _meta", `{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, -32602, ""},
 		{"no version", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}}`, -32602, ""},
 		{"no capabilities", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, -32602, ""},
@@ -132,7 +136,7 @@ func TestServerLegacy(t *testing.T) {
 	if _, err := call(`{"jsonrpc":"2.0","id":1,"method":"ping"}`); err != nil {
 		t.Fatal("ping before initialize:", err)
 	}
-	res, err := call(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	res, err := call(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-10-07","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
 	if err != nil || res.(map[string]any)["protocolVersion"] != "2025-11-25" {
 		t.Fatalf("an unknown version gets the newest: %v %v", res, err)
 	}
@@ -534,11 +538,18 @@ func FuzzServeHTTPRequest(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":1}}}`,
 		`[{}]`, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"a"}}`,
 	} {
-		f.Add(s, "tools/call", "=?base64?YQ==?=", "2026-07-28")
+		f.Add(s, "tools/call", "=?base64?YQ==?=", "2026-07-28", false)
 	}
+	// In a session of 2025-03-26, which takes batches.
+	f.Add(batchLine, "", "", "", true)
+	f.Add(`[`+progressLine+`,7,[]]`, "", "", "2025-03-26", true)
 	h := newTestServer(f).HTTPHandler(HTTPServeOptions{})
-	f.Fuzz(func(t *testing.T, body, method, name, version string) {
+	sid := post(h, initializeLine(Version20250326), nil).Header().Get("Mcp-Session-Id")
+	f.Fuzz(func(t *testing.T, body, method, name, version string, inSession bool) {
 		hdr := http.Header{"Mcp-Method": {method}, "Mcp-Name": {name}, "Mcp-Protocol-Version": {version}, "Accept": {"application/json"}}
+		if inSession {
+			hdr.Set("Mcp-Session-Id", sid)
+		}
 		w := post(h, body, hdr)
 		if w.Code == 200 && !json.Valid(w.Body.Bytes()) {
 			t.Fatalf("invalid JSON answer %q", w.Body)
@@ -550,6 +561,7 @@ func FuzzServeStdio(f *testing.F) {
 	f.Add(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
 	f.Add(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",` + testMeta + `}}`)
 	f.Add("garbage\n[1]\n{\"jsonrpc\":\"2.0\",\"id\":null}")
+	f.Add(initializeLine(Version20250326) + "\n" + batchLine + "\n[]\n[1,{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}]")
 	s := newTestServer(f)
 	f.Fuzz(func(t *testing.T, in string) {
 		var out bytes.Buffer

@@ -46,6 +46,17 @@ type fakeConfig struct {
 	noResumeIDs bool          // dropPrimed without an event id (cannot resume)
 	// initVersion overrides the version initialize answers with.
 	initVersion string
+	// batch sends the server's messages as JSON-RPC batches, as a server
+	// of 2025-03-26 may: JSON answers and stdio lines as one-element
+	// arrays, an SSE answer as one event holding the request's
+	// notifications and its response.
+	batch bool
+	// dropGet closes the listening GET stream after one event with an id
+	// and the retry field; a GET that resumes it listens again.
+	dropGet bool
+	// stallResume answers a GET that resumes a tools/call stream with an
+	// empty stream that ends at once (nothing new, ever).
+	stallResume bool
 	// rejectNext refuses that many stateless requests with
 	// UnsupportedProtocolVersion although their version is supported.
 	rejectNext int
@@ -56,6 +67,10 @@ type fakeServer struct {
 
 	mu        sync.Mutex
 	log       []string          // "method" or "method name" per request and notification
+	version   string            // negotiated on the stream (stdio), once initialized
+	chosen    string            // answered to initialize on the stream
+	getTimes  []time.Time       // when each GET arrived
+	delHeader http.Header       // of the last DELETE
 	headers   []http.Header     // per HTTP POST
 	cancelled []string          // requestIds of notifications/cancelled
 	stopped   []string          // tools whose run ended by cancellation
@@ -206,8 +221,10 @@ func (s *fakeServer) request(ctx context.Context, m *jsonrpc.Message, stateless 
 		}), nil
 	case "initialize":
 		v := p.ProtocolVersion
-		if !s.supports(v) || modern(v) {
-			v = s.legacyVersions()[0]
+		if legacy := s.legacyVersions(); len(legacy) == 0 {
+			return nil, &rpcErr{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version"}
+		} else if !s.supports(v) || modern(v) {
+			v = legacy[0]
 		}
 		if s.cfg.initVersion != "" {
 			v = s.cfg.initVersion
@@ -320,6 +337,11 @@ func (s *fakeServer) serveStream(st jsonrpc.Stream) (conn *jsonrpc.Conn, announc
 		<-ready
 		if m.Kind() == jsonrpc.KindNotification {
 			s.record(m.Method)
+			if m.Method == "notifications/initialized" {
+				s.mu.Lock()
+				s.version = s.chosen
+				s.mu.Unlock()
+			}
 			if m.Method == "notifications/cancelled" {
 				var p cancelledParams
 				json.Unmarshal(m.Params, &p) //nolint:errcheck // test server
@@ -342,8 +364,17 @@ func (s *fakeServer) serveStream(st jsonrpc.Stream) (conn *jsonrpc.Conn, announc
 			}
 			return nil, &rpcErr{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
 		}
-		return s.request(ctx, m, stateless, func(n *jsonrpc.Message) { c.Send(ctx, n) }) //nolint:errcheck // test server
+		res, err := s.request(ctx, m, stateless, func(n *jsonrpc.Message) { c.Send(ctx, n) }) //nolint:errcheck // test server
+		if m.Method == "initialize" && err == nil {
+			s.mu.Lock()
+			s.chosen = res.(map[string]any)["protocolVersion"].(string)
+			s.mu.Unlock()
+		}
+		return res, err
 	})
+	if s.cfg.batch {
+		st = batchingStream{st, s}
+	}
 	c = jsonrpc.NewConn(st, jsonrpc.ConnOptions{Handler: h, MaxConcurrent: 64})
 	close(ready)
 	return c, func() {
@@ -351,10 +382,35 @@ func (s *fakeServer) serveStream(st jsonrpc.Stream) (conn *jsonrpc.Conn, announc
 	}
 }
 
+// batchingStream writes every message after the handshake as a batch of
+// one, as a stdio server of 2025-03-26 may.
+type batchingStream struct {
+	jsonrpc.Stream
+	s *fakeServer
+}
+
+func (b batchingStream) Write(ctx context.Context, m *jsonrpc.Message) error {
+	b.s.mu.Lock()
+	ready := b.s.version != ""
+	b.s.mu.Unlock()
+	if !ready {
+		return b.Stream.Write(ctx, m)
+	}
+	return b.Stream.(jsonrpc.BatchWriter).WriteBatch(ctx, []*jsonrpc.Message{m})
+}
+
 // ---- over Streamable HTTP ----
 
 func writeJSON(w http.ResponseWriter, status int, m *jsonrpc.Message) {
 	b, _ := jsonrpc.Encode(m)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b) //nolint:errcheck // test server
+}
+
+// writeBatchJSON answers with a JSON body holding a batch of one.
+func writeBatchJSON(w http.ResponseWriter, status int, m *jsonrpc.Message) {
+	b, _ := jsonrpc.AppendBatch(nil, []*jsonrpc.Message{m})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(b) //nolint:errcheck // test server
@@ -369,6 +425,7 @@ func (s *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodDelete:
 		s.mu.Lock()
 		s.deletes++
+		s.delHeader = r.Header.Clone()
 		delete(s.sessions, r.Header.Get("Mcp-Session-Id"))
 		s.mu.Unlock()
 		w.WriteHeader(http.StatusOK)
@@ -490,8 +547,13 @@ func (s *fakeServer) checkSession(w http.ResponseWriter, r *http.Request) bool {
 	case !ok:
 		w.WriteHeader(http.StatusNotFound)
 		return false
-	case r.Header.Get("MCP-Protocol-Version") != v:
+	case versionHeader(v) && r.Header.Get("MCP-Protocol-Version") != v:
 		writeJSON(w, http.StatusBadRequest, jsonrpc.NewErrorResponse(jsonrpc.ID{}, &rpcErr{Code: -32000, Message: "bad MCP-Protocol-Version"}))
+		return false
+	case !versionHeader(v) && len(r.Header.Values("MCP-Protocol-Version")) > 0:
+		// The revisions before 2025-06-18 have no such header; a client
+		// that sends one uses a feature its peer lacks.
+		writeJSON(w, http.StatusBadRequest, jsonrpc.NewErrorResponse(jsonrpc.ID{}, &rpcErr{Code: -32000, Message: "MCP-Protocol-Version sent to a server of " + v}))
 		return false
 	}
 	return true
@@ -545,7 +607,21 @@ func (s *fakeServer) answer(w http.ResponseWriter, r *http.Request, m *jsonrpc.M
 		if stateless && resp.Error != nil && resp.Error.Code == CodeUnsupportedProtocolVersion {
 			status = http.StatusBadRequest
 		}
+		if s.cfg.batch {
+			writeBatchJSON(w, status, resp)
+			return
+		}
 		writeJSON(w, status, resp)
+		return
+	}
+	if s.cfg.batch {
+		// The request's notifications and its response in one event.
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		var batch []*jsonrpc.Message
+		res, err := s.request(r.Context(), m, stateless, func(n *jsonrpc.Message) { batch = append(batch, n) })
+		b, _ := jsonrpc.AppendBatch(nil, append(batch, responseMessage(m.ID, res, err)))
+		sse.Write(w, sse.Event{ID: "b1", Data: string(b)}) //nolint:errcheck // test server
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -613,6 +689,7 @@ func (s *fakeServer) get(w http.ResponseWriter, r *http.Request) {
 	last := r.Header.Get("Last-Event-ID")
 	s.mu.Lock()
 	s.gets = append(s.gets, last)
+	s.getTimes = append(s.getTimes, time.Now())
 	s.mu.Unlock()
 	if s.cfg.noGet && last == "" {
 		w.WriteHeader(http.StatusMethodNotAllowed)
@@ -628,7 +705,10 @@ func (s *fakeServer) get(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
 	fl := w.(http.Flusher)
-	if last != "" {
+	if last != "" && !strings.HasPrefix(last, "g") {
+		if s.cfg.stallResume {
+			return
+		}
 		s.mu.Lock()
 		ch := s.pending[last]
 		delete(s.pending, last)
@@ -657,6 +737,13 @@ func (s *fakeServer) get(w http.ResponseWriter, r *http.Request) {
 	}()
 	fl.Flush()
 	n := 0
+	if s.cfg.dropGet && last == "" {
+		// One event with an id and the retry field, then the connection
+		// ends without ending the stream (2025-11-25 transports "Listening
+		// for Messages from the Server").
+		sse.WriteRetry(w, sse.Event{ID: "g-drop"}, s.cfg.retry) //nolint:errcheck // test server
+		return
+	}
 	for {
 		select {
 		case msg := <-ch:

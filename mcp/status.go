@@ -118,8 +118,10 @@ func statusOf(d *config.ServerDef, opts StatusOptions) StatusLine {
 	return l
 }
 
-// addressReason applies the address policy to a URL whose host is an IP
-// literal; host names are judged when dialled.
+// addressReason applies the address policy before any connection to a URL
+// whose host is an IP literal, or a localhost name, which is loopback by
+// definition and refused by name (decisions.md §2); other host names are
+// judged when dialled.
 func addressReason(d *config.ServerDef, p netguard.Policy) string {
 	u, err := url.Parse(d.URL.Value)
 	if err != nil {

@@ -23,20 +23,22 @@ func TestStatusLines(t *testing.T) {
 		return d
 	}
 	s := &config.Settings{Servers: map[string]*config.ServerDef{
-		"a-stdio":    {Name: "a-stdio", Scope: config.Project, Type: "stdio", RawType: "stdio"},
-		"b-sse":      mk("b-sse", "sse", "https://x", false),
-		"c-ws":       mk("c-ws", "ws", "wss://x", false),
-		"d-static":   mk("d-static", "http", "https://x.example", false),
-		"e-oauth":    mk("e-oauth", "http", "https://x.example", true),
-		"f-private":  mk("f-private", "http", "http://192.168.1.10/mcp", true),
-		"g-loop6":    mk("g-loop6", "http", "http://[::1]:8080/mcp", true),
-		"h-untrust":  {Name: "h-untrust", Scope: config.Local, Type: "http", Untrusted: true},
-		"i-refused":  {Name: "i-refused", Scope: config.User, Problems: []string{"no type"}},
-		"j-signed":   mk("j-signed", "http", "https://y.example", true),
-		"k-expired":  mk("k-expired", "http", "https://z.example", true),
-		"l-required": mk("l-required", "http", "https://w.example", true),
-		"m-allowed":  mk("m-allowed", "http", "http://127.0.0.1:9/mcp", true),
-		"n\x1bname":  mk("n\x1bname", "sse", "https://x", false),
+		"a-stdio":     {Name: "a-stdio", Scope: config.Project, Type: "stdio", RawType: "stdio"},
+		"b-sse":       mk("b-sse", "sse", "https://x", false),
+		"c-ws":        mk("c-ws", "ws", "wss://x", false),
+		"d-static":    mk("d-static", "http", "https://x.example", false),
+		"e-oauth":     mk("e-oauth", "http", "https://x.example", true),
+		"f-private":   mk("f-private", "http", "http://192.168.1.10/mcp", true),
+		"g-loop6":     mk("g-loop6", "http", "http://[::1]:8080/mcp", true),
+		"h-untrust":   {Name: "h-untrust", Scope: config.Local, Type: "http", Untrusted: true},
+		"i-refused":   {Name: "i-refused", Scope: config.User, Problems: []string{"no type"}},
+		"j-signed":    mk("j-signed", "http", "https://y.example", true),
+		"k-expired":   mk("k-expired", "http", "https://z.example", true),
+		"l-required":  mk("l-required", "http", "https://w.example", true),
+		"m-allowed":   mk("m-allowed", "http", "http://127.0.0.1:9/mcp", true),
+		"n\x1bname":   mk("n\x1bname", "sse", "https://x", false),
+		"o-localhost": mk("o-localhost", "http", "http://localhost:8080/mcp", true),
+		"p-sublocal":  mk("p-sublocal", "http", "https://Foo.LOCALHOST./mcp", true),
 	}}
 	store.Save(CredentialIdentity(s.Servers["j-signed"]), &oauth.Credentials{AccessToken: "a", Expiry: now.Add(time.Hour)})
 	store.Save(CredentialIdentity(s.Servers["k-expired"]), &oauth.Credentials{AccessToken: "a", RefreshToken: "r", Expiry: now.Add(-time.Hour)})
@@ -58,6 +60,8 @@ func TestStatusLines(t *testing.T) {
 		"l-required\tpending\tuser\thttp\t-\tsign-in-required",
 		"m-allowed\tpending\tuser\thttp\t-\tsigned-out",
 		"n?name\tpending\tuser\tsse\ttransport not supported",
+		"o-localhost\tpending\tuser\thttp\t-\tsigned-out", // 127.0.0.0/8 is allowed here
+		"p-sublocal\tpending\tuser\thttp\t-\tsigned-out",
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("got %d lines", len(lines))
@@ -65,6 +69,14 @@ func TestStatusLines(t *testing.T) {
 	for i, l := range lines {
 		if l.String() != want[i] {
 			t.Errorf("line %d:\n got %q\nwant %q", i, l.String(), want[i])
+		}
+	}
+	// Without allowed networks, localhost names are refused by name, before
+	// any lookup (decisions.md §2, RFC 6761).
+	for _, name := range []string{"o-localhost", "p-sublocal"} {
+		l := Status(&config.Settings{Servers: map[string]*config.ServerDef{name: s.Servers[name]}}, StatusOptions{Approvals: NewApprovals("/ws", nil)})
+		if l[0].Reason != "address refused: loopback" {
+			t.Errorf("%s: reason %q", name, l[0].Reason)
 		}
 	}
 	// With a stdio authority from an embedder, stdio has no reason.

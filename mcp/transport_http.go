@@ -46,14 +46,21 @@ type HTTPOptions struct {
 	MaxResumes int
 }
 
-// HTTPTransport is the Streamable HTTP transport (2025-06-18 and
-// 2025-11-25 transports "Streamable HTTP"; 2026-07-28
+// HTTPTransport is the Streamable HTTP transport (2025-03-26, 2025-06-18
+// and 2025-11-25 transports "Streamable HTTP"; 2026-07-28
 // basic/transports/streamable-http). Each message is a POST; a request's
 // answer is a JSON body or an SSE stream. With the session-based revisions
 // it keeps the Mcp-Session-Id, listens on the optional GET stream and
 // resumes broken streams with Last-Event-ID after the server's retry time;
 // with 2026-07-28 it sends the request metadata headers instead and does
-// none of that.
+// none of that. The MCP-Protocol-Version header goes out only with the
+// revisions that define it (2025-06-18 and later), and a body or event
+// holding a JSON-RPC batch is taken only from a server of 2025-03-26, the
+// one revision with batches. A server that answered initialize with
+// 2024-11-05 over this transport is treated by the rules of 2025-03-26,
+// the first revision of Streamable HTTP; the older HTTP+SSE transport of
+// 2024-11-05 is not spoken (seed-mcp-events.md §1.1: 'sse' definitions are
+// listed, never connected).
 type HTTPTransport struct {
 	url        string
 	header     http.Header
@@ -260,7 +267,7 @@ func (t *HTTPTransport) Write(ctx context.Context, m *jsonrpc.Message) error {
 	}
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", "application/json, text/event-stream")
-	if version != "" {
+	if versionHeader(version) {
 		h.Set("MCP-Protocol-Version", version)
 	}
 	if session != "" && !stateless {
@@ -354,6 +361,18 @@ func (t *HTTPTransport) answer(ctx context.Context, release func(), resp *http.R
 			return fmt.Errorf("%w: response body over %d bytes: %w", ErrBadResponse, t.max, jsonrpc.ErrTooLarge)
 		}
 		rm, err := jsonrpc.DecodeWith(data, jsonrpc.DecodeOptions{MaxMessage: t.max})
+		if batch, ok := t.splitBatch(err); ok {
+			for _, bm := range batch {
+				t.deliver(bm, nil)
+				if bm.Kind() == jsonrpc.KindResponse && bm.ID == m.ID {
+					rm = bm
+				}
+			}
+			if rm == nil {
+				return fmt.Errorf("%w: the batch in the JSON body holds no response to request %v", ErrBadResponse, m.ID)
+			}
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("mcp: response to %s: %w", m.Method, err)
 		}
@@ -426,8 +445,9 @@ func (t *HTTPTransport) stream(ctx context.Context, release func(), body io.Read
 			t.fail(id, fmt.Errorf("%w: the server gave no event id to resume from (%v)", ErrStreamLost, orEOF(cause)))
 			return
 		}
-		if misses > t.maxResumes {
-			t.fail(id, fmt.Errorf("%w: %d reconnections brought nothing (%v)", ErrStreamLost, misses-1, orEOF(cause)))
+		if misses >= t.maxResumes {
+			// MaxResumes reconnections in a row brought nothing new.
+			t.fail(id, fmt.Errorf("%w: %d reconnections brought nothing (%v)", ErrStreamLost, misses, orEOF(cause)))
 			return
 		}
 		if !sleepCtx(ctx, st.retry) {
@@ -486,6 +506,16 @@ func (t *HTTPTransport) consume(body io.Reader, id jsonrpc.ID, st *streamState) 
 			continue
 		}
 		m, derr := jsonrpc.DecodeWith([]byte(ev.Data), jsonrpc.DecodeOptions{MaxMessage: t.max})
+		if batch, ok := t.splitBatch(derr); ok {
+			for _, bm := range batch {
+				t.deliver(bm, nil)
+				responded = responded || id.IsValid() && bm.Kind() == jsonrpc.KindResponse && bm.ID == id
+			}
+			if responded {
+				return true, true, nil
+			}
+			continue
+		}
 		if derr != nil {
 			t.deliver(nil, derr)
 			continue
@@ -495,6 +525,38 @@ func (t *HTTPTransport) consume(body io.Reader, id jsonrpc.ID, st *streamState) 
 			return true, true, nil
 		}
 	}
+}
+
+// splitBatch takes apart a JSON-RPC batch that decoding refused with err,
+// when the server negotiated 2025-03-26: that revision lets a server batch
+// the messages of a stream or body and requires the client to accept them
+// (2025-03-26 basic/index "Batching", transports "Sending Messages to the
+// Server" item 6). Elements that are not valid messages are delivered as
+// refused ones. ok is false when err is not such a batch.
+func (t *HTTPTransport) splitBatch(err error) (batch []*jsonrpc.Message, ok bool) {
+	var de *jsonrpc.DecodeError
+	if err == nil || !errors.As(err, &de) || !errors.Is(err, jsonrpc.ErrBatch) {
+		return nil, false
+	}
+	t.mu.Lock()
+	version := t.version
+	t.mu.Unlock()
+	if !batches(version) {
+		return nil, false
+	}
+	items, err := jsonrpc.DecodeBatch(de.Batch, jsonrpc.DecodeOptions{MaxMessage: t.max})
+	if err != nil {
+		t.deliver(nil, err)
+		return nil, true
+	}
+	for _, it := range items {
+		if it.Err != nil {
+			t.deliver(nil, it.Err)
+			continue
+		}
+		batch = append(batch, it.Msg)
+	}
+	return batch, true
 }
 
 // get opens a GET stream (2025-11-25 transports "Listening for Messages
@@ -512,7 +574,7 @@ func (t *HTTPTransport) get(ctx context.Context, lastID string) (io.ReadCloser, 
 		h[k] = v
 	}
 	h.Set("Accept", "text/event-stream")
-	if version != "" {
+	if versionHeader(version) {
 		h.Set("MCP-Protocol-Version", version)
 	}
 	if session != "" {
@@ -612,7 +674,7 @@ func (t *HTTPTransport) Close() error {
 			req.Header[k] = v
 		}
 		req.Header.Set("Mcp-Session-Id", session)
-		if version != "" {
+		if versionHeader(version) {
 			req.Header.Set("MCP-Protocol-Version", version)
 		}
 		if resp, err := t.client.Do(req); err == nil {

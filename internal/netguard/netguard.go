@@ -10,6 +10,18 @@
 // IPv4 address they carry. Clients built here use no proxy and never
 // follow redirects.
 //
+// The names `localhost` and `*.localhost` are loopback by definition
+// (RFC 6761 §6.3), so they are refused by name, before any lookup
+// (decisions.md §2): in CheckHost, which `agent mcp list` and WebFetch use
+// before connecting, and in the dialer, so no connection made here ever
+// asks a resolver about them. The comparison ignores case and trailing
+// dots ("LOCALHOST.", "foo.localhost."). When the user's
+// mcpAllowedNetworks contain a loopback address (127.0.0.1 or ::1, e.g.
+// "127.0.0.0/8"), these names are let through as well: a user who allows
+// loopback means the machine itself, and RFC 6761 names nothing else. The
+// addresses such a name resolves to are still checked when dialled, so
+// "127.0.0.0/8" alone does not open ::1.
+//
 // Imports: standard library only.
 package netguard
 
@@ -20,6 +32,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -67,13 +80,18 @@ func (c Class) String() string {
 	return "unknown"
 }
 
-// RefusedError is returned for an address the policy refuses.
+// RefusedError is returned for an address the policy refuses. A host name
+// refused by name, before any lookup, has Host set and no Addr.
 type RefusedError struct {
 	Addr  netip.Addr
+	Host  string
 	Class Class
 }
 
 func (e *RefusedError) Error() string {
+	if e.Host != "" {
+		return fmt.Sprintf("address refused: %s (%q is a loopback name, RFC 6761)", e.Class, e.Host)
+	}
 	return fmt.Sprintf("address refused: %s (%s)", e.Class, e.Addr)
 }
 
@@ -191,6 +209,34 @@ func (p Policy) Check(a netip.Addr) error {
 	return nil
 }
 
+// IsLocalhostName reports whether host is `localhost` or a name under it,
+// which RFC 6761 §6.3 reserves for loopback. Case and trailing dots do not
+// matter.
+func IsLocalhostName(host string) bool {
+	h := strings.ToLower(strings.TrimRight(host, "."))
+	return h == "localhost" || strings.HasSuffix(h, ".localhost")
+}
+
+// loopbackAllowed reports whether the allowed networks let the machine
+// itself through: one of them holds 127.0.0.1 or ::1.
+func (p Policy) loopbackAllowed() bool {
+	for _, n := range p.Allowed {
+		if n.Contains(netip.AddrFrom4([4]byte{127, 0, 0, 1})) || n.Contains(netip.IPv6Loopback()) {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckName refuses a host name that is loopback by definition (see the
+// package comment); every other name is judged when dialled.
+func (p Policy) CheckName(host string) error {
+	if IsLocalhostName(host) && !p.loopbackAllowed() {
+		return &RefusedError{Host: host, Class: Loopback}
+	}
+	return nil
+}
+
 // Control is a net.Dialer Control function that applies the policy to the
 // resolved address of every connection attempt.
 func (p Policy) Control(network, address string, _ syscall.RawConn) error {
@@ -201,12 +247,30 @@ func (p Policy) Control(network, address string, _ syscall.RawConn) error {
 	return p.Check(ap.Addr())
 }
 
-// Dialer returns a dialer that applies the policy.
+// Dialer returns a dialer that applies the policy to every resolved
+// address. It never sees the name asked for: DialContext and Transport
+// add the check of localhost names before the lookup.
 func (p Policy) Dialer(timeout time.Duration) *net.Dialer {
 	if timeout == 0 {
 		timeout = 30 * time.Second
 	}
 	return &net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second, Control: p.Control}
+}
+
+// dialContext checks the name first, so a refused name never reaches a
+// resolver, then dials through d, whose Control checks every resolved
+// address.
+func (p Policy) dialContext(d *net.Dialer) func(ctx context.Context, network, address string) (net.Conn, error) {
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		host, _, err := net.SplitHostPort(address)
+		if err != nil {
+			host = address
+		}
+		if err := p.CheckName(host); err != nil {
+			return nil, err
+		}
+		return d.DialContext(ctx, network, address)
+	}
 }
 
 // ClientOptions configure HTTPClient. The zero value is usable.
@@ -223,7 +287,7 @@ func (p Policy) Transport(opts ClientOptions) *http.Transport {
 	d := p.Dialer(opts.DialTimeout)
 	return &http.Transport{
 		Proxy:                 nil, // never a proxy: the policy judges the real peer
-		DialContext:           d.DialContext,
+		DialContext:           p.dialContext(d),
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          16,
 		IdleConnTimeout:       90 * time.Second,
@@ -247,17 +311,19 @@ func NoRedirects(req *http.Request, _ []*http.Request) error {
 	return fmt.Errorf("%w: the server redirected to %s", ErrRedirect, req.URL.Redacted())
 }
 
-// CheckHost applies the policy to a URL host that is an IP literal; host
-// names are judged at dial time. It reports whether host was a literal.
+// CheckHost applies the policy to a URL host before any connection: an
+// IP literal is judged by its address, a localhost name by its name (see
+// CheckName); other host names are judged at dial time. It reports whether
+// host was a literal.
 func (p Policy) CheckHost(host string) (bool, error) {
 	a, err := netip.ParseAddr(host)
 	if err != nil {
-		return false, nil
+		return false, p.CheckName(host)
 	}
 	return true, p.Check(a)
 }
 
 // DialContext dials through the policy (for non-HTTP transports).
 func (p Policy) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
-	return p.Dialer(0).DialContext(ctx, network, address)
+	return p.dialContext(p.Dialer(0))(ctx, network, address)
 }

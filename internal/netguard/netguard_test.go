@@ -94,25 +94,101 @@ func TestCheckHost(t *testing.T) {
 	}
 }
 
+// TestLocalhostNamesRefusedByName: `localhost` and `*.localhost` are
+// loopback by definition (RFC 6761 §6.3) and refused by name, before any
+// lookup (decisions.md §2), unless the allowed networks hold a loopback
+// address.
+func TestLocalhostNamesRefusedByName(t *testing.T) {
+	allow4 := Policy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	allow6 := Policy{Allowed: []netip.Prefix{netip.MustParsePrefix("::1/128")}}
+	allowOther := Policy{Allowed: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("127.0.0.2/32")}}
+	cases := []struct {
+		name      string
+		host      string
+		policy    Policy
+		localhost bool // IsLocalhostName
+		refused   bool // CheckHost
+	}{
+		{"localhost", "localhost", Policy{}, true, true},
+		{"upper case", "LOCALHOST", Policy{}, true, true},
+		{"mixed case", "LocalHost", Policy{}, true, true},
+		{"trailing dot", "localhost.", Policy{}, true, true},
+		{"upper case with trailing dot", "LOCALHOST.", Policy{}, true, true},
+		{"two trailing dots", "localhost..", Policy{}, true, true},
+		{"subdomain", "foo.localhost", Policy{}, true, true},
+		{"subdomain with trailing dot", "foo.localhost.", Policy{}, true, true},
+		{"deep subdomain in upper case", "A.B.LOCALHOST", Policy{}, true, true},
+		{"empty label before localhost", ".localhost", Policy{}, true, true},
+		{"suffix without a dot", "notlocalhost", Policy{}, false, false},
+		{"localhost as a label inside", "localhost.example.com", Policy{}, false, false},
+		{"localhost as a prefix", "localhost-proxy.example", Policy{}, false, false},
+		{"ordinary name", "example.com", Policy{}, false, false},
+		{"allowed 127.0.0.0/8 lets the name through", "localhost", allow4, true, false},
+		{"allowed ::1 lets a subdomain through", "foo.localhost.", allow6, true, false},
+		{"allowed networks without 127.0.0.1 or ::1", "localhost", allowOther, true, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := IsLocalhostName(c.host); got != c.localhost {
+				t.Errorf("IsLocalhostName(%q) = %v, want %v", c.host, got, c.localhost)
+			}
+			lit, err := c.policy.CheckHost(c.host)
+			if lit {
+				t.Errorf("CheckHost(%q) took a name for a literal", c.host)
+			}
+			var re *RefusedError
+			switch {
+			case c.refused && (!errors.As(err, &re) || re.Class != Loopback || re.Host != c.host || re.Addr.IsValid()):
+				t.Errorf("CheckHost(%q) = %v, want a refusal by name", c.host, err)
+			case c.refused && !strings.Contains(err.Error(), "address refused: loopback"):
+				t.Errorf("message %q", err)
+			case !c.refused && err != nil:
+				t.Errorf("CheckHost(%q) = %v, want nil", c.host, err)
+			}
+		})
+	}
+}
+
 func TestDialTimeRefusal(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("ok"))
 	}))
 	defer srv.Close()
-	// A literal loopback URL and a name that resolves to loopback are both
-	// refused when the socket is dialled.
+	// A literal loopback URL is refused when the socket is dialled.
 	port := srv.URL[strings.LastIndexByte(srv.URL, ':'):]
-	for _, u := range []string{srv.URL, "http://localhost" + port} {
-		_, err := Policy{}.HTTPClient(ClientOptions{}).Get(u)
+	_, err := Policy{}.HTTPClient(ClientOptions{}).Get(srv.URL)
+	var re *RefusedError
+	if !errors.As(err, &re) || re.Class != Loopback || !re.Addr.IsValid() {
+		t.Errorf("GET %s: %v, want a loopback refusal", srv.URL, err)
+	}
+	// Localhost names are refused by name: the error names the host and
+	// no address, because no lookup happened (foo.localhost would not
+	// even resolve on most machines).
+	for _, host := range []string{"localhost", "LOCALHOST.", "foo.localhost"} {
+		_, err := Policy{}.HTTPClient(ClientOptions{}).Get("http://" + host + port)
 		var re *RefusedError
-		if !errors.As(err, &re) || re.Class != Loopback {
-			t.Errorf("GET %s: %v, want a loopback refusal", u, err)
+		if !errors.As(err, &re) || re.Class != Loopback || re.Host != host || re.Addr.IsValid() {
+			t.Errorf("GET %s: %v, want a refusal by name", host, err)
+		}
+		conn, err := Policy{}.DialContext(context.Background(), "tcp", host+port)
+		if !errors.As(err, &re) || re.Host != host {
+			if conn != nil {
+				conn.Close()
+			}
+			t.Errorf("dial %s: %v, want a refusal by name", host, err)
 		}
 	}
 	allowed := Policy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 	resp, err := allowed.HTTPClient(ClientOptions{}).Get(srv.URL)
 	if err != nil {
 		t.Fatalf("allowed network refused: %v", err)
+	}
+	resp.Body.Close()
+	// With loopback allowed, the name passes and its addresses are judged
+	// when dialled: 127.0.0.1 is in the allowed network.
+	resp, err = allowed.HTTPClient(ClientOptions{}).Get("http://localhost" + port)
+	if err != nil {
+		t.Fatalf("localhost with 127.0.0.0/8 allowed: %v", err)
 	}
 	resp.Body.Close()
 	conn, err := Policy{}.DialContext(context.Background(), "tcp", srv.Listener.Addr().String())

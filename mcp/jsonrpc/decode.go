@@ -23,10 +23,12 @@ var (
 	// ErrInvalid: well-formed JSON that is not a valid JSON-RPC 2.0 message
 	// as MCP uses it.
 	ErrInvalid = errors.New("jsonrpc: invalid message")
-	// ErrBatch: a JSON array, i.e. a JSON-RPC batch. MCP 2025-06-18 removed
-	// batching; 2025-11-25 and 2026-07-28 carry a single message per line
-	// or body.
-	ErrBatch = errors.New("jsonrpc: batches are not allowed in MCP since 2025-06-18")
+	// ErrBatch: a JSON array, i.e. a JSON-RPC batch. Only MCP 2025-03-26
+	// has batches (its basic/index "Batching": implementations MUST
+	// support receiving them); 2024-11-05 did not define them and
+	// 2025-06-18 removed them, so a receiver takes one only from a peer
+	// that negotiated 2025-03-26 (DecodeError.Batch, DecodeBatch).
+	ErrBatch = errors.New("jsonrpc: batches are allowed only in MCP revision 2025-03-26")
 	// ErrTooLarge: a message over the size bound.
 	ErrTooLarge = errors.New("jsonrpc: message too large")
 )
@@ -41,6 +43,10 @@ type DecodeError struct {
 	Msg      string
 	ID       ID
 	Response bool
+	// Batch is the array, already checked to be well-formed JSON, when Err
+	// is ErrBatch: a receiver whose peer may send batches splits it with
+	// DecodeBatch. It aliases the input.
+	Batch []byte
 }
 
 func (e *DecodeError) Error() string {
@@ -109,7 +115,11 @@ func DecodeWith(data []byte, opts DecodeOptions) (*Message, error) {
 		if err := s.value(0); err != nil {
 			return nil, &DecodeError{Err: ErrParse, Msg: err.Error()}
 		}
-		return nil, &DecodeError{Err: ErrBatch}
+		s.skipSpace()
+		if s.pos != len(data) {
+			return nil, &DecodeError{Err: ErrParse, Msg: s.errorf("unexpected data after the batch").Error()}
+		}
+		return nil, &DecodeError{Err: ErrBatch, Batch: data}
 	default:
 		if err := s.value(0); err != nil {
 			return nil, &DecodeError{Err: ErrParse, Msg: err.Error()}

@@ -5,10 +5,14 @@
 // It serves both ends of a connection (the MCP client and `agent mcp
 // serve`).
 //
-// The MCP revisions this project speaks (2025-06-18, 2025-11-25 and
-// 2026-07-28) all carry exactly one message per stdio line or HTTP body:
-// 2025-06-18 removed JSON-RPC batching and the later revisions did not bring
-// it back, so a batch (a JSON array) is refused with ErrBatch.
+// Of the MCP revisions this project speaks (decisions.md §2), only
+// 2025-03-26 has JSON-RPC batches, and it requires a receiver to accept
+// them (basic/index "Batching"); 2024-11-05 did not define them, and
+// 2025-06-18 removed them, which 2025-11-25 and 2026-07-28 kept. Decoding
+// therefore refuses a batch (a JSON array) with ErrBatch, carrying the array
+// in the DecodeError; a receiver whose peer negotiated 2025-03-26 splits it
+// with DecodeBatch, or reads through NewBatchStream, which also answers a
+// batch with one array.
 //
 // Decoding is strict in one pass without a tree (the framing layer sees
 // every byte a server sends): RFC 8259 syntax, valid UTF-8, bounded size and
