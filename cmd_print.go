@@ -11,10 +11,13 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"agent/agent"
 	"agent/config"
 	"agent/providers"
+	"agent/tui/screen"
+	"agent/tui/term"
 )
 
 // sessionFlags are the session flags of cli.md.
@@ -125,10 +128,13 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 	sess, id := c.Session, c.Session.ID()
 
 	out := &lockedWriter{w: e.out}
+	if f, ok := e.out.(*os.File); ok && term.IsTerminal(f) {
+		out.terminal = true // model text must not drive the terminal
+	}
 	if sf.outputFormat == "stream-json" {
 		sess.Subscribe(func(ev agent.Event) {
 			if line := streamJSON(ev); line != nil {
-				out.writeLine(line)
+				out.writeJSON(line)
 			}
 		})
 	}
@@ -153,10 +159,10 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 	}
 	switch sf.outputFormat {
 	case "json", "stream-json":
-		out.writeLine(finalJSON(id, res))
+		out.writeJSON(finalJSON(id, res))
 	default:
 		if res.Status == agent.StatusComplete || res.Text != "" {
-			out.writeLine([]byte(res.Text))
+			out.writeText(res.Text)
 		}
 	}
 	switch res.Status {
@@ -176,15 +182,62 @@ func firstLine(s string) string {
 	return line
 }
 
+// lockedWriter writes print mode's stdout. Piped, the model's text goes
+// out byte for byte; on a terminal it is sanitised as the UI does
+// (architecture.md, house style 6: no ESC, no C0 but tab and newline, no
+// C1, no bidi overrides), so an answer cannot retitle the window, move the
+// cursor or write to the clipboard.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu       sync.Mutex
+	w        io.Writer
+	terminal bool
 }
 
 func (l *lockedWriter) writeLine(b []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.w.Write(append(b, '\n'))
+}
+
+// writeText writes the answer's text and a newline.
+func (l *lockedWriter) writeText(s string) {
+	if l.terminal {
+		s = screen.Sanitize(s)
+	}
+	l.writeLine([]byte(s))
+}
+
+// writeJSON writes one JSON line. encoding/json already escapes C0; on a
+// terminal the C1 controls and the bidi formatting characters are escaped
+// too (\u0085 means the same to a JSON reader, and nothing to a terminal).
+func (l *lockedWriter) writeJSON(b []byte) {
+	if l.terminal {
+		b = escapeTerminalRunes(b)
+	}
+	l.writeLine(b)
+}
+
+// escapeTerminalRunes rewrites U+0080–U+009F, U+202A–U+202E and
+// U+2066–U+2069 in a JSON text as \u escapes. Outside strings JSON has
+// only ASCII, so every such rune is inside a string.
+func escapeTerminalRunes(b []byte) []byte {
+	var out []byte
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069 {
+			if out == nil {
+				out = append(make([]byte, 0, len(b)+16), b[:i]...)
+			}
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else if out != nil {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	if out == nil {
+		return b
+	}
+	return out
 }
 
 type usageJSON struct {

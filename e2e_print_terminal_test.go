@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"agent/internal/fakemodel"
+)
+
+// hostile is model text that would drive a terminal: colours, a window
+// title (OSC 0), a clipboard write (OSC 52), a cursor move, an 8-bit CSI
+// (U+009B) and a bidi override.
+const hostile = "plain \x1b[31mred\x1b[0m \x1b]0;owned\x07 \x1b]52;c;ZXZpbA==\x07 \x1b[2J\x1b[H \u009b31m \u202eevil"
+
+// TestE2EPrintModeSanitisesATerminalOnly: print mode's answer reaches a
+// terminal without control sequences, and a pipe byte for byte.
+func TestE2EPrintModeSanitisesATerminalOnly(t *testing.T) {
+	t.Run("piped", func(t *testing.T) {
+		s, _ := printSandbox(t, fakemodel.Reply{Text: hostile})
+		r := s.run("", "-p", "hi")
+		if r.Code != 0 || r.Stdout != hostile+"\n" {
+			t.Fatalf("piped output changed: %q", r.Stdout)
+		}
+	})
+	for _, format := range []string{"text", "json", "stream-json"} {
+		t.Run("terminal "+format, func(t *testing.T) {
+			s, _ := printSandbox(t, fakemodel.Reply{Text: hostile})
+			m, slave := openPTY(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, agentBinary(t), "-p", "--output-format", format, "hi")
+			cmd.Dir = s.Work
+			cmd.Env = []string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH"), "TERM=xterm"}
+			cmd.Stdin = strings.NewReader("")
+			cmd.Stdout = slave
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			slave.Close()
+			var out bytes.Buffer
+			copied := make(chan struct{})
+			go func() { io.Copy(&out, m); close(copied) }()
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("%v: %s", err, stderr.String())
+			}
+			<-copied // the master reads EIO once the last writer has gone
+			got := out.String()
+			for _, bad := range []string{"\x1b", "\x07", "\u009b", "\u202e"} {
+				if strings.Contains(got, bad) {
+					t.Fatalf("%q reached the terminal: %q", bad, got)
+				}
+			}
+			if !strings.Contains(got, "plain") || !strings.Contains(got, "red") || !strings.Contains(got, "evil") {
+				t.Fatalf("the text itself is gone: %q", got)
+			}
+		})
+	}
+}
