@@ -14,6 +14,7 @@ import (
 
 	"agent/agent"
 	"agent/events"
+	"agent/internal/quote"
 )
 
 // External events in a session (seed-mcp-events.md §4.4, §4.5; decisions.md
@@ -45,7 +46,7 @@ func checkEventFlags(cmd string, sf *sessionFlags) error {
 func eventPort(v string) (int, error) {
 	p, err := strconv.Atoi(v)
 	if err != nil || p < 1 || p > 65535 {
-		return 0, fmt.Errorf("--external-event-port %q: want a port number from 1 to 65535", v)
+		return 0, fmt.Errorf("--external-event-port %q: want a port number from 1 to 65535", quote.V(v))
 	}
 	return p, nil
 }
@@ -139,10 +140,10 @@ func (ep *eventEndpoint) command(args []string) (string, error) {
 		return b.String(), nil
 	case args[0] == "revoke" && len(args) == 2:
 		if ep == nil {
-			return "", fmt.Errorf("no grant %q: this session admits no external events", args[1])
+			return "", fmt.Errorf("no grant %q: this session admits no external events", quote.V(args[1]))
 		}
 		if err := ep.srv.Revoke(args[1]); err != nil {
-			return "", fmt.Errorf("grant %q: %w", args[1], err)
+			return "", fmt.Errorf("grant %q: %w", quote.V(args[1]), err)
 		}
 		return fmt.Sprintf("Revoked grant %s: the endpoint admits no more events for it.\n", args[1]), nil
 	}
@@ -170,10 +171,10 @@ func (ep *eventEndpoint) controlHandlers() map[string]agent.ControlHandler {
 				return nil, errors.New("events.revoke needs {\"grant\": ID}")
 			}
 			if ep == nil {
-				return nil, fmt.Errorf("no grant %q: this session admits no external events", a.Grant)
+				return nil, fmt.Errorf("no grant %q: this session admits no external events", quote.V(a.Grant))
 			}
 			if err := ep.srv.Revoke(a.Grant); err != nil {
-				return nil, fmt.Errorf("grant %q: %w", a.Grant, err)
+				return nil, fmt.Errorf("grant %q: %w", quote.V(a.Grant), err)
 			}
 			return json.Marshal("revoked")
 		},

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"agent/internal/quote"
 	"agent/internal/securefile"
 	"agent/tui/keymap"
 	"agent/tui/keys"
@@ -28,7 +29,7 @@ Without FILE, a missing ~/.agent/keybindings.json means the defaults are in use.
 		build: func(f *flagSet) func(context.Context, *env, []string) error {
 			return func(_ context.Context, e *env, args []string) error {
 				if len(args) > 1 {
-					return usagef("keybindings check", "unexpected argument %q (at most one FILE)", args[1])
+					return usagef("keybindings check", "unexpected argument %q (at most one FILE)", quote.V(args[1]))
 				}
 				name, explicit := keymap.Path(e.home), len(args) == 1
 				if explicit {
@@ -44,9 +45,9 @@ Without FILE, a missing ~/.agent/keybindings.json means the defaults are in use.
 					fmt.Fprintln(e.out, "ok: no overrides (defaults in use)")
 					return nil
 				case errors.Is(err, fs.ErrNotExist):
-					return fmt.Errorf("%s: no such file", name)
+					return fmt.Errorf("%s: no such file", quote.Cut(name))
 				case errors.Is(err, securefile.ErrTooLarge):
-					return fmt.Errorf("%s: larger than %d bytes: not a keybindings file", name, keys.MaxFileSize)
+					return fmt.Errorf("%s: larger than %d bytes: not a keybindings file", quote.Cut(name), keys.MaxFileSize)
 				case err != nil:
 					// Name the file as the user gave it, once.
 					msg := err.Error()
@@ -54,7 +55,7 @@ Without FILE, a missing ~/.agent/keybindings.json means the defaults are in use.
 					if errors.As(err, &pe) {
 						msg = pe.Err.Error()
 					}
-					return fmt.Errorf("cannot read %s: %s", name, strings.TrimPrefix(msg, path+": "))
+					return fmt.Errorf("cannot read %s: %s", quote.Cut(name), quote.Cut(strings.TrimPrefix(msg, path+": ")))
 				}
 				_, problems := keys.ParseFile(data)
 				for _, p := range problems {

@@ -11,6 +11,7 @@ import (
 
 	"agent/config"
 	"agent/internal/netguard"
+	"agent/internal/quote"
 	"agent/mcp"
 	"agent/mcp/oauth"
 	"agent/tui/term"
@@ -151,14 +152,14 @@ func oneName(cmd string, args []string) (string, error) {
 	case 1:
 		return args[0], nil
 	}
-	return "", usagef(cmd, "unexpected argument %q", args[1])
+	return "", usagef(cmd, "unexpected argument %q", quote.V(args[1]))
 }
 
 // oauthServer finds a definition that can sign in, or says why not.
 func oauthServer(s *config.Settings, name string) (*config.ServerDef, error) {
 	d, ok := s.Servers[name]
 	if !ok {
-		return nil, fmt.Errorf("no MCP server named %q in the settings (see 'agent mcp list')", sanitizeLine(name))
+		return nil, fmt.Errorf("no MCP server named %q in the settings (see 'agent mcp list')", quote.V(sanitizeLine(name)))
 	}
 	switch {
 	case d.Untrusted:

@@ -15,6 +15,7 @@ import (
 
 	"agent/agent"
 	"agent/config"
+	"agent/internal/quote"
 	"agent/providers"
 	"agent/tui/screen"
 	"agent/tui/term"
@@ -73,17 +74,17 @@ func (e *env) cliOptions(sf *sessionFlags, f *flagSet) agent.CLIOptions {
 // are read, they are named as the flag the user typed.
 func checkModelFlags(cmd, provider, baseURL, mode string) error {
 	if provider != "" && !config.ValidProvider(provider) {
-		return usagef(cmd, "--provider must be messages, responses, genai, reasoning, regional or local, not %q", provider)
+		return usagef(cmd, "--provider must be messages, responses, genai, reasoning, regional or local, not %q", quote.V(provider))
 	}
 	if baseURL != "" && !config.ValidBaseURL(baseURL) {
 		if u, err := url.Parse(baseURL); err == nil && u.User != nil {
 			// Never echo credentials (seed-mcp-events.md §5.4).
 			return usagef(cmd, "--base-url must not carry user credentials: put the key in the provider's environment variable")
 		}
-		return usagef(cmd, "--base-url must be an absolute http or https URL with a host, not %q", baseURL)
+		return usagef(cmd, "--base-url must be an absolute http or https URL with a host, not %q", quote.V(baseURL))
 	}
 	if mode != "" && !config.ValidMode(mode) {
-		return usagef(cmd, "--permission-mode must be default, plan, acceptEdits or bypassPermissions, not %q", mode)
+		return usagef(cmd, "--permission-mode must be default, plan, acceptEdits or bypassPermissions, not %q", quote.V(mode))
 	}
 	return nil
 }
@@ -96,7 +97,7 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 	switch sf.outputFormat {
 	case "", "text", "json", "stream-json":
 	default:
-		return usagef("", "--output-format must be text, json or stream-json, not %q", sf.outputFormat)
+		return usagef("", "--output-format must be text, json or stream-json, not %q", quote.V(sf.outputFormat))
 	}
 	if err := checkModelFlags("", sf.provider, sf.baseURL, sf.mode); err != nil {
 		return err

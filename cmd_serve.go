@@ -24,6 +24,7 @@ import (
 
 	"agent/agent"
 	"agent/internal/httpguard"
+	"agent/internal/quote"
 	"agent/mcp"
 )
 
@@ -98,7 +99,7 @@ func splitList(flag, v string) ([]string, error) {
 	for part := range strings.SplitSeq(v, ",") {
 		part = strings.TrimSpace(part)
 		if part == "" {
-			return nil, fmt.Errorf("%s: an empty entry in %q", flag, v)
+			return nil, fmt.Errorf("%s: an empty entry in %q", flag, quote.V(v))
 		}
 		out = append(out, part)
 	}
@@ -117,7 +118,7 @@ func checkServeFlags(sf *serveFlags, f *flagSet) (*servePlan, error) {
 	if f.isSet("http-port") {
 		n, err := strconv.Atoi(sf.port)
 		if err != nil || n < 0 || n > 65535 {
-			return nil, usagef("mcp serve", "--http-port must be a port number from 0 to 65535, not %q", sf.port)
+			return nil, usagef("mcp serve", "--http-port must be a port number from 0 to 65535, not %q", quote.V(sf.port))
 		}
 		port = n
 	}
@@ -125,14 +126,14 @@ func checkServeFlags(sf *serveFlags, f *flagSet) (*servePlan, error) {
 	if f.isSet("http-host") {
 		a, err := netip.ParseAddr(sf.host)
 		if err != nil || a.Zone() != "" {
-			return nil, usagef("mcp serve", "--http-host must be a literal IP address, not %q", sf.host)
+			return nil, usagef("mcp serve", "--http-host must be a literal IP address, not %q", quote.V(sf.host))
 		}
 		host = a
 	}
 	for _, v := range sf.proxies {
 		a, err := netip.ParseAddr(v)
 		if err != nil || a.Zone() != "" {
-			return nil, usagef("mcp serve", "--trusted-proxy must be a literal IP address, not %q", v)
+			return nil, usagef("mcp serve", "--trusted-proxy must be a literal IP address, not %q", quote.V(v))
 		}
 		p.proxies = append(p.proxies, a.Unmap())
 	}
@@ -161,7 +162,7 @@ func checkServeFlags(sf *serveFlags, f *flagSet) (*servePlan, error) {
 		p.mode = serveLoopback
 		p.endpoint = "/mcp"
 		if !filepath.IsAbs(sf.tokenFile) {
-			return nil, fmt.Errorf("--http-token-file must be an absolute path, not %q", sf.tokenFile)
+			return nil, fmt.Errorf("--http-token-file must be an absolute path, not %q", quote.V(sf.tokenFile))
 		}
 	}
 	if p.mode != serveRemote {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"agent/internal/quote"
 	"agent/internal/securefile"
 	"agent/mcp"
 	"agent/tui"
@@ -88,7 +89,7 @@ func (st *sessionTransports) Transports() []tui.TransportState {
 
 func (st *sessionTransports) SetTransport(name string, on bool) error {
 	if name != httpTransport {
-		return fmt.Errorf("no transport %q", name)
+		return fmt.Errorf("no transport %q", quote.V(name))
 	}
 	if on {
 		return st.start()

@@ -111,9 +111,10 @@ func allowedImport(from, imp string, std bool) (bool, string) {
 	to := rel(imp)
 	if pure {
 		// Pure leaves may use strictjson, itself a pure leaf, so that every
-		// parser of outside JSON shares one strict decoder (docs/design.md);
+		// parser of outside JSON shares one strict decoder, and quote, so
+		// that every diagnostic cuts what it quotes (docs/design.md);
 		// internal packages may use other internal primitives.
-		return to == "internal/strictjson" || under(from, "internal") && under(to, "internal"), "pure leaves import the standard library only"
+		return to == "internal/strictjson" || to == "internal/quote" || under(from, "internal") && under(to, "internal"), "pure leaves import the standard library only"
 	}
 	switch {
 	case from == "" || under(from, "interop"):

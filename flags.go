@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"agent/internal/quote"
 )
 
 // usageError is a problem with the command line: exit 2, one line on stderr
@@ -119,19 +121,19 @@ func (f *flagSet) parse(args []string) ([]string, error) {
 		} else {
 			name = a[1:]
 			if len(name) != 1 {
-				return nil, usagef(f.cmd, "unknown flag %s (long flags take two dashes)", a)
+				return nil, usagef(f.cmd, "unknown flag %s (long flags take two dashes)", quote.Cut(a))
 			}
 			d = f.lookup(name, true)
 			name = a
 		}
 		if d == nil {
-			return nil, usagef(f.cmd, "unknown flag %s", name)
+			return nil, usagef(f.cmd, "unknown flag %s", quote.Cut(name))
 		}
 		if d.kind == boolFlag {
 			if hasVal {
 				b, err := strconv.ParseBool(val)
 				if err != nil {
-					return nil, usagef(f.cmd, "flag %s takes no value or true/false, got %q", name, val)
+					return nil, usagef(f.cmd, "flag %s takes no value or true/false, got %q", name, quote.V(val))
 				}
 				*d.b = b
 			} else {
@@ -159,7 +161,7 @@ func (f *flagSet) parse(args []string) ([]string, error) {
 		case intFlag:
 			n, err := strconv.Atoi(val)
 			if err != nil {
-				return nil, usagef(f.cmd, "flag %s needs a whole number, got %q", name, val)
+				return nil, usagef(f.cmd, "flag %s needs a whole number, got %q", name, quote.V(val))
 			}
 			*d.n = n
 		}

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"agent/internal/quote"
 )
 
 // version is set at link time (-ldflags "-X main.version=1.2.3"); otherwise
@@ -261,12 +263,12 @@ func rootCommand(ctx context.Context, e *env, args []string) int {
 		if len(args) == 1 {
 			fmt.Fprintf(e.err, "agent: %s needs a subcommand (see 'agent %s --help')\n", args[0], args[0])
 		} else {
-			fmt.Fprintf(e.err, "agent: unknown command \"%s %s\" (see 'agent %s --help')\n", args[0], args[1], args[0])
+			fmt.Fprintf(e.err, "agent: unknown command %q (see 'agent %s --help')\n", quote.V(args[0]+" "+args[1]), args[0])
 		}
 		return 2
 	}
 	if looksLikeCommand(args) {
-		fmt.Fprintf(e.err, "agent: unknown command %q (see 'agent --help'; 'agent -- %s' sends it as a prompt)\n", args[0], args[0])
+		fmt.Fprintf(e.err, "agent: unknown command %q (see 'agent --help'; 'agent -- %s' sends it as a prompt)\n", quote.V(args[0]), quote.Cut(args[0]))
 		return 2
 	}
 	return interactiveRoot(ctx, e, args)
@@ -376,7 +378,7 @@ func commandHelp(c *command, f *flagSet) string {
 // noOperands refuses operands for commands that take none.
 func noOperands(cmd string, args []string) error {
 	if len(args) > 0 {
-		return usagef(cmd, "unexpected argument %q", args[0])
+		return usagef(cmd, "unexpected argument %q", quote.V(args[0]))
 	}
 	return nil
 }
@@ -414,7 +416,7 @@ func helpCommand() *command {
 				}
 				c, rest := findCommand(args)
 				if c == nil || len(rest) > 0 {
-					return usagef("help", "unknown command %q", strings.Join(args, " "))
+					return usagef("help", "unknown command %q", quote.V(strings.Join(args, " ")))
 				}
 				cf := newFlagSet(c.path)
 				c.build(cf)

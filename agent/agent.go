@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 
+	"agent/internal/quote"
 	"agent/providers"
 )
 
@@ -56,7 +57,7 @@ func (o Options) provider(ref ModelRef) (providers.Provider, error) {
 			ids = append(ids, id)
 		}
 		sort.Strings(ids)
-		return nil, fmt.Errorf("%w %q: the agent has %v", ErrUnknownProvider, ref.Provider, ids)
+		return nil, fmt.Errorf("%w %q: the agent has %v", ErrUnknownProvider, quote.V(ref.Provider), ids)
 	}
 	return p, nil
 }
@@ -160,7 +161,7 @@ func (r *Runtime) StartSession(id string) (*Session, error) {
 		return nil, ErrClosed
 	}
 	if _, ok := r.sessions[id]; ok && id != "" {
-		return nil, fmt.Errorf("session %q exists", id)
+		return nil, fmt.Errorf("session %q exists", quote.V(id))
 	}
 	s, err := r.opts.session(id)
 	if err != nil {
@@ -194,7 +195,7 @@ func (r *Runtime) Sessions() []string {
 func (r *Runtime) SetModel(id string, ref ModelRef) error {
 	s, ok := r.Session(id)
 	if !ok {
-		return fmt.Errorf("no session %q", id)
+		return fmt.Errorf("no session %q", quote.V(id))
 	}
 	p, err := r.opts.provider(ref)
 	if err != nil {
@@ -211,7 +212,7 @@ func (r *Runtime) EndSession(id string) error {
 	delete(r.sessions, id)
 	r.mu.Unlock()
 	if !ok {
-		return fmt.Errorf("no session %q", id)
+		return fmt.Errorf("no session %q", quote.V(id))
 	}
 	return s.Close()
 }

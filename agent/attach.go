@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"agent/internal/quote"
 	"agent/providers"
 )
 
@@ -263,7 +264,7 @@ type Attached struct {
 // questions (nil: every question is denied here).
 func Attach(ctx context.Context, dir, id string, p Prompter) (*Attached, error) {
 	if !validID(id) {
-		return nil, fmt.Errorf("%w: %q", ErrNoBackground, id)
+		return nil, fmt.Errorf("%w: %q", ErrNoBackground, quote.V(id))
 	}
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", SocketPath(dir, id))

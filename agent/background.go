@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"agent/internal/quote"
 	"agent/internal/securefile"
 )
 
@@ -287,7 +288,7 @@ func (b *Background) handle(req ControlRequest) ControlResponse {
 		}
 		return ControlResponse{OK: true, Data: data}
 	}
-	return ControlResponse{Error: fmt.Sprintf("unknown op %q", req.Op)}
+	return ControlResponse{Error: fmt.Sprintf("unknown op %q", quote.V(req.Op))}
 }
 
 var errLineTooLong = errors.New("line too long")
@@ -314,7 +315,7 @@ func readControlLine(r *bufio.Reader, max int) ([]byte, error) {
 // answer. ErrNoBackground: nothing listens for that id.
 func ControlCall(ctx context.Context, dir, id string, req ControlRequest) (ControlResponse, error) {
 	if !validID(id) {
-		return ControlResponse{}, fmt.Errorf("%w: %q", ErrNoBackground, id)
+		return ControlResponse{}, fmt.Errorf("%w: %q", ErrNoBackground, quote.V(id))
 	}
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", SocketPath(dir, id))

@@ -13,6 +13,7 @@ import (
 
 	"agent/config"
 	"agent/internal/netguard"
+	"agent/internal/quote"
 	"agent/mcp"
 	"agent/mcp/oauth"
 )
@@ -167,7 +168,7 @@ func StartCLI(ctx context.Context, opts CLIOptions) (*CLI, error) {
 		mode = config.ModeDefault
 	}
 	if !config.ValidMode(mode) {
-		return nil, fmt.Errorf("permission mode %q: use default, plan, acceptEdits or bypassPermissions", mode)
+		return nil, fmt.Errorf("permission mode %q: use default, plan, acceptEdits or bypassPermissions", quote.V(mode))
 	}
 	choice, err := ResolveModel(ModelFlags{Provider: opts.Provider, Model: opts.Model, BaseURL: opts.BaseURL}, s)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"agent/config"
+	"agent/internal/quote"
 	"agent/mcp"
 	"agent/mcp/oauth"
 )
@@ -78,7 +79,7 @@ func (c *CLI) signInDef(name string) (*config.ServerDef, error) {
 	d := c.Settings.Servers[name]
 	switch {
 	case d == nil:
-		return nil, fmt.Errorf("no MCP server named %q (see /mcp)", name)
+		return nil, fmt.Errorf("no MCP server named %q (see /mcp)", quote.V(name))
 	case d.Untrusted:
 		return nil, fmt.Errorf("MCP server %s is defined in %s, and the workspace is untrusted: run 'agent trust --yes'", name, d.File)
 	case d.Refused():

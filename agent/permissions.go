@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"agent/config"
+	"agent/internal/quote"
 )
 
 // CheckerOptions configure a Checker. The zero Mode is "default".
@@ -185,7 +186,7 @@ func NewChecker(opts CheckerOptions) *Checker {
 // name is refused.
 func (c *Checker) SetMode(m string) error {
 	if !config.ValidMode(m) {
-		return fmt.Errorf("unknown permission mode %q", m)
+		return fmt.Errorf("unknown permission mode %q", quote.V(m))
 	}
 	c.mode.Store(int32(parsePermMode(m)))
 	return nil
@@ -467,9 +468,9 @@ func permModeRuns(m permMode, r Risk) bool {
 
 func describeRule(r config.Rule) string {
 	if r.File != "" {
-		return fmt.Sprintf("%q in %s", r.String(), r.File)
+		return fmt.Sprintf("%q in %s", quote.V(r.String()), r.File)
 	}
-	return fmt.Sprintf("%q", r.String())
+	return fmt.Sprintf("%q", quote.V(r.String()))
 }
 
 // DeniedTool reports whether a deny rule without a pattern names the tool

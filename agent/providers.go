@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"agent/config"
+	"agent/internal/quote"
 	"agent/providers"
 	"agent/providers/builtin"
 )
@@ -41,7 +42,7 @@ func ResolveModel(f ModelFlags, s *config.Settings) (ModelChoice, error) {
 	switch {
 	case f.Provider != "":
 		if !config.ValidProvider(f.Provider) {
-			return c, fmt.Errorf("unknown provider %q: use one of messages, responses, genai, reasoning, regional, local", f.Provider)
+			return c, fmt.Errorf("unknown provider %q: use one of messages, responses, genai, reasoning, regional, local", quote.V(f.Provider))
 		}
 		c.ProviderID = f.Provider
 	case s != nil && s.DefaultModel != nil:
@@ -121,7 +122,7 @@ func apiKey(c ModelChoice, env ProviderEnv) (string, error) {
 func NewProvider(c ModelChoice, env ProviderEnv) (providers.Provider, error) {
 	def, ok := builtin.Lookup(c.ProviderID)
 	if !ok {
-		return nil, fmt.Errorf("unknown provider %q", c.ProviderID)
+		return nil, fmt.Errorf("unknown provider %q", quote.V(c.ProviderID))
 	}
 	key, err := apiKey(c, env)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"agent/config"
 	"agent/internal/jsonschema"
+	"agent/internal/quote"
 	"agent/providers"
 )
 
@@ -464,7 +465,7 @@ func userMessage(req TurnRequest) providers.Message {
 	if req.From != "" {
 		text = fmt.Sprintf("[message from %s", req.From)
 		if req.ClaimedName != "" {
-			text += fmt.Sprintf(", claimed name %q (unverified)", req.ClaimedName)
+			text += fmt.Sprintf(", claimed name %q (unverified)", quote.V(req.ClaimedName))
 		}
 		text += "]\n" + req.Prompt
 	}
@@ -686,7 +687,7 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 	s.emit(Event{Kind: EventToolStart, Turn: turnID, Tool: ev})
 	tool := s.findTool(c.Name)
 	if tool == nil || noTools || (s.opts.Permissions != nil && s.opts.Permissions.DeniedTool(c.Name)) {
-		return end(Result{IsError: true, Content: fmt.Sprintf("There is no tool named %q. Use one of the tools offered.", c.Name)}, false)
+		return end(Result{IsError: true, Content: fmt.Sprintf("There is no tool named %q. Use one of the tools offered.", quote.V(c.Name))}, false)
 	}
 	spec := tool.Spec()
 	if err := s.validateArgs(spec, c.Arguments); err != nil {

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"agent/internal/netguard"
+	"agent/internal/quote"
 )
 
 const webFetchSchema = `{"type":"object","properties":{` +
@@ -67,7 +68,7 @@ func parseFetchURL(raw string) (*url.URL, string, error) {
 		return nil, "", badArgs("malformed URL: %v", err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, "", badArgs("only http and https URLs can be fetched, not %q", u.Scheme)
+		return nil, "", badArgs("only http and https URLs can be fetched, not %q", quote.V(u.Scheme))
 	}
 	if u.User != nil {
 		return nil, "", badArgs("URLs with user information are refused")

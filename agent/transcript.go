@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"agent/config"
+	"agent/internal/quote"
 	"agent/internal/securefile"
 	"agent/providers"
 )
@@ -114,7 +115,7 @@ func decodeParts(rs []partRecord) ([]providers.Part, error) {
 			}
 			out = append(out, providers.ToolResult{CallID: r.CallID, IsError: r.IsError, Content: c})
 		default:
-			return nil, fmt.Errorf("unknown part type %q", r.Type)
+			return nil, fmt.Errorf("unknown part type %q", quote.V(r.Type))
 		}
 	}
 	return out, nil
@@ -136,7 +137,7 @@ func TranscriptPath(home, id string) string {
 // CreateTranscript starts a new transcript; it never overwrites one.
 func CreateTranscript(home string, h Header) (*Transcript, error) {
 	if strings.ContainsAny(h.ID, "/\\\x00") || h.ID == "" || h.ID[0] == '.' {
-		return nil, fmt.Errorf("invalid session id %q", h.ID)
+		return nil, fmt.Errorf("invalid session id %q", quote.V(h.ID))
 	}
 	if err := securefile.EnsureDir(SessionsDir(home)); err != nil {
 		return nil, err
@@ -163,7 +164,7 @@ func CreateTranscript(home string, h Header) (*Transcript, error) {
 // the next record starts on its own line.
 func OpenTranscript(home, id string) (*Transcript, error) {
 	if strings.ContainsAny(id, "/\\\x00") || id == "" || id[0] == '.' {
-		return nil, fmt.Errorf("invalid session id %q", id)
+		return nil, fmt.Errorf("invalid session id %q", quote.V(id))
 	}
 	path := TranscriptPath(home, id)
 	// O_NONBLOCK: never wait on a FIFO in the transcript's place (it is
@@ -280,7 +281,7 @@ type LoadedMessage struct {
 // dropped.
 func LoadTranscript(home, id string) (*Loaded, error) {
 	if strings.ContainsAny(id, "/\\\x00") || id == "" || id[0] == '.' {
-		return nil, fmt.Errorf("invalid session id %q", id)
+		return nil, fmt.Errorf("invalid session id %q", quote.V(id))
 	}
 	path := TranscriptPath(home, id)
 	f, _, err := securefile.Open(path, syscall.O_NOFOLLOW)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"agent/internal/quote"
 	"agent/internal/strictjson"
 )
 
@@ -45,26 +46,26 @@ func ParseRule(s string) (Rule, error) {
 	var r Rule
 	if paren {
 		if !strings.HasSuffix(rest, ")") {
-			return r, fmt.Errorf("rule %q: a pattern must end with ')'", s)
+			return r, fmt.Errorf("rule %q: a pattern must end with ')'", quote.V(s))
 		}
 		r.Pattern, r.HasPattern = rest[:len(rest)-1], true
 		if strings.TrimSpace(r.Pattern) == "" {
-			return r, fmt.Errorf("rule %q: empty pattern (write the tool name alone to match every call)", s)
+			return r, fmt.Errorf("rule %q: empty pattern (write the tool name alone to match every call)", quote.V(s))
 		}
 	}
 	name := strings.TrimSuffix(tool, "*")
 	wild := name != tool
 	if name == "" || (wild && !strings.HasSuffix(name, "__")) {
-		return r, fmt.Errorf("rule %q: expected Tool, Tool(pattern) or server__*", s)
+		return r, fmt.Errorf("rule %q: expected Tool, Tool(pattern) or server__*", quote.V(s))
 	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return r, fmt.Errorf("rule %q: the tool name may hold only letters, digits, '_' and '-'", s)
+			return r, fmt.Errorf("rule %q: the tool name may hold only letters, digits, '_' and '-'", quote.V(s))
 		}
 	}
 	if wild && r.HasPattern {
-		return r, fmt.Errorf("rule %q: server__* takes no pattern", s)
+		return r, fmt.Errorf("rule %q: server__* takes no pattern", quote.V(s))
 	}
 	r.Tool = tool
 	return r, nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"agent/internal/quote"
 	"agent/internal/strictjson"
 )
 
@@ -135,7 +136,7 @@ func parseServer(name string, f File, p strictjson.Path, v *strictjson.Value, lo
 		d.RawType = t.Str
 		d.Type = normaliseType(t.Str)
 		if d.Type == "" {
-			bad(p.Key("type"), "unknown type %q: use one of %s", t.Str, oneOf("stdio", "http", "streamable-http", "sse", "ws"))
+			bad(p.Key("type"), "unknown type %q: use one of %s", quote.V(t.Str), oneOf("stdio", "http", "streamable-http", "sse", "ws"))
 		}
 	}
 	expand := func(kp strictjson.Path, raw string) Template {
@@ -144,7 +145,7 @@ func parseServer(name string, f File, p strictjson.Path, v *strictjson.Value, lo
 			d.notes = append(d.notes, pathMsg{kp, fmt.Sprintf("${%s} is not set and has no default; left as literal text", n)})
 		}
 		for _, s := range e.Invalid {
-			d.notes = append(d.notes, pathMsg{kp, fmt.Sprintf("%q is not a template (${NAME} or ${NAME:-default}); left as literal text", s)})
+			d.notes = append(d.notes, pathMsg{kp, fmt.Sprintf("%q is not a template (${NAME} or ${NAME:-default}); left as literal text", quote.V(s))})
 		}
 		return Template{Raw: raw, Expansion: e}
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"agent/internal/quote"
 	"agent/internal/securefile"
 	"agent/internal/strictjson"
 )
@@ -381,7 +382,7 @@ func (l *loader) allowedNetworks(f File, p strictjson.Path, v *strictjson.Value)
 		}
 		pfx, err := netip.ParsePrefix(it.Str)
 		if err != nil {
-			l.diag(f.Path, p.Index(i), "not a CIDR network: %q", it.Str)
+			l.diag(f.Path, p.Index(i), "not a CIDR network: %q", quote.V(it.Str))
 			continue
 		}
 		if pfx.Addr().Is4In6() {

@@ -19,6 +19,7 @@ import (
 
 	"agent/internal/httpguard"
 	"agent/internal/jose"
+	"agent/internal/quote"
 )
 
 // Target is the session that admitted events start turns in. The events
@@ -92,7 +93,7 @@ func ParseTrustedProxies(values []string) ([]netip.Addr, error) {
 	for _, v := range values {
 		a, err := netip.ParseAddr(v)
 		if err != nil || a.Zone() != "" {
-			return nil, fmt.Errorf("--external-event-trusted-proxy %q: not a literal IP address", v)
+			return nil, fmt.Errorf("--external-event-trusted-proxy %q: not a literal IP address", quote.V(v))
 		}
 		out = append(out, a.Unmap())
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"agent/internal/quote"
 	"agent/mcp/jsonrpc"
 )
 
@@ -100,7 +101,7 @@ func Connect(ctx context.Context, t Transport, opts ClientOptions) (*Client, err
 	for _, v := range versions {
 		if !knownVersion(v) {
 			t.Close()
-			return nil, fmt.Errorf("mcp: revision %q is not supported by this client", v)
+			return nil, fmt.Errorf("mcp: revision %q is not supported by this client", quote.V(v))
 		}
 	}
 	info := opts.ClientInfo
@@ -430,7 +431,7 @@ func checkResultType(rt string) error {
 	case "input_required":
 		return ErrInputRequired
 	}
-	return fmt.Errorf("%w: unknown resultType %q", ErrInvalidResult, rt)
+	return fmt.Errorf("%w: unknown resultType %q", ErrInvalidResult, quote.V(rt))
 }
 
 // modernMeta is the _meta every stateless request carries.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"agent/internal/quote"
 	"agent/mcp/jsonrpc"
 )
 
@@ -54,7 +55,7 @@ type VersionError struct {
 func (e *VersionError) Error() string {
 	switch {
 	case e.Chosen != "":
-		return fmt.Sprintf("%v: the server chose %q; the client speaks %s", ErrUnsupportedVersion, e.Chosen, strings.Join(e.Offered, ", "))
+		return fmt.Sprintf("%v: the server chose %q; the client speaks %s", ErrUnsupportedVersion, quote.V(e.Chosen), strings.Join(e.Offered, ", "))
 	case len(e.Supported) > 0:
 		return fmt.Sprintf("%v: the server supports %s; the client speaks %s", ErrUnsupportedVersion, strings.Join(e.Supported, ", "), strings.Join(e.Offered, ", "))
 	}

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"agent/internal/quote"
 )
 
 // Bounds on tools/list pagination against a server that never stops.
@@ -79,7 +81,7 @@ func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
 		}
 		cursor = *res.NextCursor
 		if seenCursor[cursor] {
-			return nil, fmt.Errorf("%w: tools/list repeats the cursor %q", ErrInvalidResult, cursor)
+			return nil, fmt.Errorf("%w: tools/list repeats the cursor %q", ErrInvalidResult, quote.V(cursor))
 		}
 		seenCursor[cursor] = true
 	}
@@ -104,7 +106,7 @@ func (c *Client) decodeTool(raw json.RawMessage, st callState) (Tool, []paramHea
 	}
 	// "inputSchema ... MUST be a valid JSON Schema object (not null)".
 	if s := bytes.TrimSpace(t.InputSchema); len(s) == 0 || s[0] != '{' {
-		return Tool{}, nil, fmt.Errorf("mcp: tool %q was left out: its inputSchema is not an object", t.Name)
+		return Tool{}, nil, fmt.Errorf("mcp: tool %q was left out: its inputSchema is not an object", quote.V(t.Name))
 	}
 	if !st.stateless || c.http == nil {
 		// x-mcp-header matters only to Streamable HTTP; other transports
@@ -113,7 +115,7 @@ func (c *Client) decodeTool(raw json.RawMessage, st callState) (Tool, []paramHea
 	}
 	headers, err := paramHeaders(t.InputSchema)
 	if err != nil {
-		return Tool{}, nil, fmt.Errorf("mcp: tool %q was left out: %w", t.Name, err)
+		return Tool{}, nil, fmt.Errorf("mcp: tool %q was left out: %w", quote.V(t.Name), err)
 	}
 	return t, headers, nil
 }
@@ -225,9 +227,9 @@ func paramHeaders(schema json.RawMessage) ([]paramHeader, error) {
 			case !ok || !isToken(name):
 				return errors.New("x-mcp-header is not an HTTP token")
 			case seen[strings.ToLower(name)]:
-				return fmt.Errorf("x-mcp-header %q is used twice", name)
+				return fmt.Errorf("x-mcp-header %q is used twice", quote.V(name))
 			case !primitiveType(obj["type"]):
-				return fmt.Errorf("x-mcp-header %q is on a property that is not an integer, string or boolean", name)
+				return fmt.Errorf("x-mcp-header %q is on a property that is not an integer, string or boolean", quote.V(name))
 			}
 			seen[strings.ToLower(name)] = true
 			out = append(out, paramHeader{path: slices.Clone(path), name: name})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"agent/config"
+	"agent/internal/quote"
 	"agent/internal/strictjson"
 )
 
@@ -55,7 +56,7 @@ func RunHeaderHelper(ctx context.Context, d *config.ServerDef, opts HelperOption
 	}
 	if !allowed {
 		return nil, fmt.Errorf("%w: server %s: add {\"command\": %q, \"args\": [...]} with its exact arguments to mcpHeaderHelpers in ~/.agent/settings.json",
-			ErrHelperNotAllowed, d.Name, h.Command)
+			ErrHelperNotAllowed, d.Name, quote.V(h.Command))
 	}
 	timeout := opts.Timeout
 	if timeout <= 0 {
@@ -106,13 +107,13 @@ func parseHelperOutput(server string, data []byte) (http.Header, error) {
 	hdr := http.Header{}
 	for _, m := range v.Members {
 		if m.Value.Kind != strictjson.String {
-			return nil, fmt.Errorf("header helper of server %s: header %q: expected a string value, found %s", server, m.Key, m.Value.Kind)
+			return nil, fmt.Errorf("header helper of server %s: header %q: expected a string value, found %s", server, quote.V(m.Key), m.Value.Kind)
 		}
 		if !config.ValidHeaderName(m.Key) {
-			return nil, fmt.Errorf("header helper of server %s: %q is not a valid header name", server, m.Key)
+			return nil, fmt.Errorf("header helper of server %s: %q is not a valid header name", server, quote.V(m.Key))
 		}
 		if strings.ContainsAny(m.Value.Str, "\r\n\x00") {
-			return nil, fmt.Errorf("header helper of server %s: header %q: value contains a line break or NUL", server, m.Key)
+			return nil, fmt.Errorf("header helper of server %s: header %q: value contains a line break or NUL", server, quote.V(m.Key))
 		}
 		hdr.Set(m.Key, m.Value.Str)
 	}

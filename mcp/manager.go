@@ -16,6 +16,7 @@ import (
 
 	"agent/config"
 	"agent/internal/netguard"
+	"agent/internal/quote"
 	"agent/mcp/oauth"
 )
 
@@ -247,7 +248,7 @@ func (m *Manager) diag(format string, args ...any) {
 func (m *Manager) def(name string) (*config.ServerDef, error) {
 	d := m.opts.Settings.Servers[name]
 	if d == nil {
-		return nil, fmt.Errorf("no MCP server named %q (see /mcp)", name)
+		return nil, fmt.Errorf("no MCP server named %q (see /mcp)", quote.V(name))
 	}
 	return d, nil
 }

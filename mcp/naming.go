@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"agent/internal/quote"
 )
 
 // MaxToolName is the tool-name budget: the strictest provider limit
@@ -68,7 +70,7 @@ func NameTools(refs []ToolRef) ([]NamedTool, []string) {
 		name := ModelToolName(r.Server, r.Tool)
 		if first, dup := taken[name]; dup {
 			diags = append(diags, fmt.Sprintf("tool %q of server %q left out: its name %s collides with tool %q of server %q",
-				r.Tool, r.Server, name, first.Tool, first.Server))
+				quote.V(r.Tool), quote.V(r.Server), name, quote.V(first.Tool), quote.V(first.Server)))
 			continue
 		}
 		taken[name] = r

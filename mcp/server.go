@@ -19,6 +19,7 @@ import (
 	"slices"
 	"sync"
 
+	"agent/internal/quote"
 	"agent/mcp/jsonrpc"
 )
 
@@ -109,7 +110,7 @@ func NewServer(target ServeTarget, opts ServerOptions) (*Server, error) {
 	}
 	for _, v := range versions {
 		if !knownVersion(v) {
-			return nil, fmt.Errorf("mcp: revision %q is not supported by this server", v)
+			return nil, fmt.Errorf("mcp: revision %q is not supported by this server", quote.V(v))
 		}
 		s.versions = append(s.versions, v)
 		if !modern(v) {
@@ -168,7 +169,7 @@ func parseStatelessMeta(params json.RawMessage) (statelessMeta, error) {
 	out.hasMeta = true
 	if raw, ok := p.Meta[metaProtocolVersion]; ok {
 		if err := json.Unmarshal(raw, &out.version); err != nil || out.version == "" {
-			return out, invalidParams("_meta[%q] must be a non-empty string", metaProtocolVersion)
+			return out, invalidParams("_meta[%q] must be a non-empty string", quote.V(metaProtocolVersion))
 		}
 		out.hasVersion = true
 	}
@@ -176,7 +177,7 @@ func parseStatelessMeta(params json.RawMessage) (statelessMeta, error) {
 		if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
 			out.hasCaps = true
 		} else {
-			return out, invalidParams("_meta[%q] must be an object", metaClientCapabilities)
+			return out, invalidParams("_meta[%q] must be an object", quote.V(metaClientCapabilities))
 		}
 	}
 	return out, nil
@@ -510,7 +511,7 @@ func submitPrompt(args json.RawMessage) (string, error) {
 	}
 	for k := range fields {
 		if k != "prompt" {
-			return "", fmt.Errorf("unexpected property %q (only prompt is allowed)", k)
+			return "", fmt.Errorf("unexpected property %q (only prompt is allowed)", quote.V(k))
 		}
 	}
 	raw, ok := fields["prompt"]

@@ -56,6 +56,9 @@ func (s *Server) ServeStream(ctx context.Context, st jsonrpc.Stream) error {
 		// prompts; leave room for tools/list and ping meanwhile.
 		MaxConcurrent: 64,
 		OnError:       func(err error) { s.notice("mcp serve: " + err.Error()) },
+		// A line over the bound is answered with a parse error (id null,
+		// by drainingStream) and skipped; the session goes on.
+		SkipTooLarge: true,
 	})
 	close(ready)
 	select {

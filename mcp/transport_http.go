@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"agent/internal/quote"
 	"agent/internal/sse"
 	"agent/mcp/jsonrpc"
 )
@@ -402,7 +403,7 @@ func (t *HTTPTransport) answer(ctx context.Context, release func(), resp *http.R
 	if resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent {
 		return fmt.Errorf("%w: %d without a response to request %s", ErrBadResponse, resp.StatusCode, m.Method)
 	}
-	return fmt.Errorf("%w: content type %q", ErrBadResponse, ct)
+	return fmt.Errorf("%w: content type %q", ErrBadResponse, quote.V(ct))
 }
 
 // stream reads the SSE answer to request id until its response arrives.
@@ -596,7 +597,7 @@ func (t *HTTPTransport) get(ctx context.Context, lastID string) (io.ReadCloser, 
 		return nil, &HTTPStatusError{Method: http.MethodGet, StatusCode: resp.StatusCode, Authenticate: resp.Header.Values("WWW-Authenticate")}
 	case ct != "text/event-stream":
 		drainClose(resp.Body)
-		return nil, fmt.Errorf("%w: GET answered with content type %q", ErrBadResponse, ct)
+		return nil, fmt.Errorf("%w: GET answered with content type %q", ErrBadResponse, quote.V(ct))
 	}
 	return resp.Body, nil
 }

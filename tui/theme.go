@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"agent/internal/quote"
 	"agent/internal/securefile"
 	"agent/internal/strictjson"
 	"agent/tui/screen"
@@ -109,7 +110,7 @@ func ParseUISettings(data []byte) (UISettings, error) {
 		return UISettings{}, fmt.Errorf("%w: %v", ErrBadUISettings, err)
 	}
 	if _, ok := themeNamed(u.Theme); !ok && u.Theme != "" {
-		return UISettings{}, fmt.Errorf("%w: unknown theme %q (default, light, high-contrast)", ErrBadUISettings, u.Theme)
+		return UISettings{}, fmt.Errorf("%w: unknown theme %q (default, light, high-contrast)", ErrBadUISettings, quote.V(u.Theme))
 	}
 	return u, nil
 }

@@ -36,6 +36,7 @@ import (
 	"strconv"
 	"strings"
 
+	"agent/internal/quote"
 	"agent/internal/strictjson"
 )
 
@@ -361,7 +362,7 @@ func (c *compiler) compile(v *strictjson.Value, p strictjson.Path, isRoot bool) 
 				err = errAt(kp, "must be greater than 0")
 			}
 		default:
-			err = unsupported(kp, "keyword %q is not supported", m.Key)
+			err = unsupported(kp, "keyword %q is not supported", quote.V(m.Key))
 		}
 		if err != nil {
 			return nil, err
@@ -393,17 +394,17 @@ func (c *compiler) resolveRef(v *strictjson.Value, p strictjson.Path) (*node, er
 	}
 	ref := v.Str
 	if !strings.HasPrefix(ref, "#") {
-		return nil, unsupported(p, "only local references (#/...) are supported, found %q", ref)
+		return nil, unsupported(p, "only local references (#/...) are supported, found %q", quote.V(ref))
 	}
 	frag, err := url.PathUnescape(ref[1:])
 	if err != nil {
-		return nil, errAt(p, "malformed reference %q", ref)
+		return nil, errAt(p, "malformed reference %q", quote.V(ref))
 	}
 	target := c.root
 	tp := strictjson.Root
 	if frag != "" {
 		if !strings.HasPrefix(frag, "/") {
-			return nil, unsupported(p, "anchors are not supported, found %q", ref)
+			return nil, unsupported(p, "anchors are not supported, found %q", quote.V(ref))
 		}
 		for _, tok := range strings.Split(frag[1:], "/") {
 			tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
@@ -423,7 +424,7 @@ func (c *compiler) resolveRef(v *strictjson.Value, p strictjson.Path) (*node, er
 				target = nil
 			}
 			if target == nil {
-				return nil, errAt(p, "reference %q points to nothing", ref)
+				return nil, errAt(p, "reference %q points to nothing", quote.V(ref))
 			}
 		}
 	}
@@ -437,7 +438,7 @@ func compileType(v *strictjson.Value, p strictjson.Path) (typeSet, error) {
 				return t.t, nil
 			}
 		}
-		return 0, errAt(p, "unknown type %q", s)
+		return 0, errAt(p, "unknown type %q", quote.V(s))
 	}
 	switch v.Kind {
 	case strictjson.String:
@@ -456,7 +457,7 @@ func compileType(v *strictjson.Value, p strictjson.Path) (typeSet, error) {
 				return 0, err
 			}
 			if set&t != 0 {
-				return 0, errAt(p.Index(i), "duplicate type %q", it.Str)
+				return 0, errAt(p.Index(i), "duplicate type %q", quote.V(it.Str))
 			}
 			set |= t
 		}
@@ -476,7 +477,7 @@ func stringSet(v *strictjson.Value, p strictjson.Path) ([]string, error) {
 			return nil, errAt(p.Index(i), "expected a string")
 		}
 		if seen[it.Str] {
-			return nil, errAt(p.Index(i), "duplicate %q", it.Str)
+			return nil, errAt(p.Index(i), "duplicate %q", quote.V(it.Str))
 		}
 		seen[it.Str] = true
 		out = append(out, it.Str)
@@ -517,7 +518,7 @@ func parseNumber(s string) number {
 func compilePattern(s string, p strictjson.Path) (*regexp.Regexp, error) {
 	re, err := regexp.Compile(s)
 	if err != nil {
-		return nil, unsupported(p, "pattern %q is not valid RE2 syntax: %v", s, err)
+		return nil, unsupported(p, "pattern %q is not valid RE2 syntax: %v", quote.V(s), err)
 	}
 	return re, nil
 }

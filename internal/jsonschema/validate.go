@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"agent/internal/quote"
 	"agent/internal/strictjson"
 )
 
@@ -178,7 +179,7 @@ func (r *run) str(n *node, v *strictjson.Value, p strictjson.Path, k *sink) {
 		}
 	}
 	if n.pattern != nil && !n.pattern.MatchString(v.Str) {
-		k.add(p, "must match the pattern %q", n.pattern.String())
+		k.add(p, "must match the pattern %q", quote.V(n.pattern.String()))
 	}
 }
 

@@ -35,6 +35,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"agent/internal/quote"
 )
 
 // Class is why an address is refused.
@@ -90,7 +92,7 @@ type RefusedError struct {
 
 func (e *RefusedError) Error() string {
 	if e.Host != "" {
-		return fmt.Sprintf("address refused: %s (%q is a loopback name, RFC 6761)", e.Class, e.Host)
+		return fmt.Sprintf("address refused: %s (%q is a loopback name, RFC 6761)", e.Class, quote.V(e.Host))
 	}
 	return fmt.Sprintf("address refused: %s (%s)", e.Class, e.Addr)
 }
@@ -242,7 +244,7 @@ func (p Policy) CheckName(host string) error {
 func (p Policy) Control(network, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return fmt.Errorf("address refused: cannot parse %q: %w", address, err)
+		return fmt.Errorf("address refused: cannot parse %q: %w", quote.V(address), err)
 	}
 	return p.Check(ap.Addr())
 }

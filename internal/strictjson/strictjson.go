@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"agent/internal/quote"
 )
 
 // Defaults used when Options leaves a limit at zero.
@@ -297,13 +299,13 @@ func (p *parser) object(depth, line, col int) (*Value, error) {
 				}
 			}
 			if _, dup := seen[key]; dup {
-				return nil, &SyntaxError{Line: kl, Col: kc, Msg: fmt.Sprintf("duplicate key %q", key)}
+				return nil, &SyntaxError{Line: kl, Col: kc, Msg: fmt.Sprintf("duplicate key %q", quote.V(key))}
 			}
 			seen[key] = struct{}{}
 		} else {
 			for _, m := range v.Members {
 				if m.Key == key {
-					return nil, &SyntaxError{Line: kl, Col: kc, Msg: fmt.Sprintf("duplicate key %q", key)}
+					return nil, &SyntaxError{Line: kl, Col: kc, Msg: fmt.Sprintf("duplicate key %q", quote.V(key))}
 				}
 			}
 		}

@@ -116,6 +116,12 @@ type ConnOptions struct {
 	// OnError receives problems that do not end the connection: messages
 	// that were refused, and responses nobody waits for.
 	OnError func(error)
+	// SkipTooLarge keeps the connection after a message over the size
+	// bound (ErrTooLarge): it is reported to OnError and reading goes on
+	// with the next one. A server wants this (one oversized request must
+	// not end the session); a client does not, since the lost message may
+	// be the answer a call waits for, so by default the connection ends.
+	SkipTooLarge bool
 }
 
 // Conn is one end of a JSON-RPC connection: it numbers outgoing requests,
@@ -364,7 +370,7 @@ func (c *Conn) read() {
 		m, err := c.s.Read()
 		if err != nil {
 			var de *DecodeError
-			if errors.As(err, &de) && !errors.Is(err, ErrTooLarge) {
+			if errors.As(err, &de) && (!errors.Is(err, ErrTooLarge) || c.opts.SkipTooLarge) {
 				c.refused(de)
 				continue
 			}

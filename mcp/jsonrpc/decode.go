@@ -60,7 +60,8 @@ func (e *DecodeError) Unwrap() error { return e.Err }
 
 // Code is the JSON-RPC error code a server answers this failure with.
 func (e *DecodeError) Code() int64 {
-	if errors.Is(e.Err, ErrParse) {
+	// A message over the bound was never parsed: a parse error too.
+	if errors.Is(e.Err, ErrParse) || errors.Is(e.Err, ErrTooLarge) {
 		return CodeParseError
 	}
 	return CodeInvalidRequest

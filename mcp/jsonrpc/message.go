@@ -27,6 +27,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"agent/internal/quote"
 )
 
 // Version is the only accepted value of the "jsonrpc" member.
@@ -73,13 +75,15 @@ func (id ID) Int64() (int64, bool) { return id.num, id.kind == idNum }
 // Str returns the id as a string when it is one.
 func (id ID) Str() (string, bool) { return id.str, id.kind == idStr }
 
-// String formats the id for diagnostics: integers bare, strings quoted.
+// String formats the id for diagnostics: integers bare, strings quoted
+// and cut to quote.Max bytes (the id itself goes back whole in a response,
+// as JSON-RPC requires; a diagnostic needs only its start).
 func (id ID) String() string {
 	switch id.kind {
 	case idNum:
 		return strconv.FormatInt(id.num, 10)
 	case idStr:
-		return strconv.Quote(id.str)
+		return quote.Q(id.str)
 	}
 	return "null"
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"agent/internal/quote"
 )
 
 // scanner validates one JSON text in a single pass, without building a tree:
@@ -66,7 +68,7 @@ func (s *scanner) value(depth int) error {
 	case c == '-' || (c >= '0' && c <= '9'):
 		return s.number()
 	default:
-		return s.errorf("invalid character %q looking for a value", c)
+		return s.errorf("invalid character %q looking for a value", quote.V(c))
 	}
 }
 
@@ -112,13 +114,13 @@ func (s *scanner) object(depth int, each member) error {
 		if folded != nil {
 			f := foldKey(key)
 			if _, dup := folded[f]; dup {
-				return &syntaxError{off: keyAt, msg: fmt.Sprintf("duplicate key %q (keys may not repeat, even in another case)", key)}
+				return &syntaxError{off: keyAt, msg: fmt.Sprintf("duplicate key %q (keys may not repeat, even in another case)", quote.V(key))}
 			}
 			folded[f] = struct{}{}
 		} else {
 			for _, k := range keys {
 				if k == key || strings.EqualFold(k, key) {
-					return &syntaxError{off: keyAt, msg: fmt.Sprintf("duplicate key %q (keys may not repeat, even in another case)", key)}
+					return &syntaxError{off: keyAt, msg: fmt.Sprintf("duplicate key %q (keys may not repeat, even in another case)", quote.V(key))}
 				}
 			}
 			keys = append(keys, key)
@@ -313,7 +315,7 @@ func (s *scanner) escape() error {
 		}
 		return nil
 	default:
-		return s.errorf("invalid escape character %q", d[s.pos+1])
+		return s.errorf("invalid escape character %q", quote.V(d[s.pos+1]))
 	}
 }
 

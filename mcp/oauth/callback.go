@@ -1,8 +1,6 @@
 package oauth
 
 import (
-	"agent/internal/httpguard"
-
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -13,6 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"agent/internal/httpguard"
+	"agent/internal/quote"
 )
 
 // callbackPath is the path of the loopback redirect URI
@@ -35,7 +36,7 @@ type Callback struct {
 
 // String redacts the code and state (seed §5.4).
 func (c Callback) String() string {
-	return fmt.Sprintf("callback (error %q, iss %q)", c.Error, c.Iss)
+	return fmt.Sprintf("callback (error %q, iss %q)", quote.V(c.Error), quote.V(c.Iss))
 }
 
 // ParseCallback reads the query of a redirect. Each parameter may appear
@@ -108,7 +109,7 @@ func checkCallback(c Callback, state, issuer string, issRequired bool) error {
 		return refusef("the redirect lacks the iss parameter the authorization server advertises (RFC 9207)")
 	}
 	if c.Iss != "" && c.Iss != issuer {
-		return refusef("the redirect names the issuer %q, not %q (RFC 9207)", sanitize(c.Iss, 200), issuer)
+		return refusef("the redirect names the issuer %q, not %q (RFC 9207)", quote.V(sanitize(c.Iss, 200)), quote.V(issuer))
 	}
 	if c.Error != "" {
 		msg := "the authorization server answered " + sanitize(c.Error, 64)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"agent/internal/netguard"
+	"agent/internal/quote"
 )
 
 // NetOptions say how the sign-in reaches servers. The zero value uses the
@@ -176,7 +177,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Discovery, error) {
 
 	if prm := d.ResourceMetadata; prm != nil {
 		if !resourceNames(prm.Resource, su) {
-			return nil, refusef("the protected-resource metadata names the resource %q, not this server (RFC 9728 §3.3)", sanitize(prm.Resource, 200))
+			return nil, refusef("the protected-resource metadata names the resource %q, not this server (RFC 9728 §3.3)", quote.V(sanitize(prm.Resource, 200)))
 		}
 		d.Resource = prm.Resource
 		if len(prm.AuthorizationServers) == 0 {
@@ -188,7 +189,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Discovery, error) {
 				return nil, err
 			}
 			if !contains(prm.AuthorizationServers, d.Server.Issuer) {
-				return nil, refusef("oauth.authServerMetadataUrl describes the issuer %q, which the server's metadata does not name", sanitize(d.Server.Issuer, 200))
+				return nil, refusef("oauth.authServerMetadataUrl describes the issuer %q, which the server's metadata does not name", quote.V(sanitize(d.Server.Issuer, 200)))
 			}
 			d.Issuer = d.Server.Issuer
 		} else if err := d.fromIssuer(ctx, c, insecure); err != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"agent/internal/quote"
 	"agent/internal/strictjson"
 )
 
@@ -166,7 +167,7 @@ func ParseServerMetadata(data []byte) (*ServerMetadata, error) {
 // code_challenge_methods_supported is absent), and the code flow allowed.
 func CheckServerMetadata(m *ServerMetadata, issuer string, insecureLoopback bool) error {
 	if m.Issuer != issuer {
-		return refusef("the authorization server metadata names the issuer %q, not %q (RFC 8414 §3.3)", m.Issuer, issuer)
+		return refusef("the authorization server metadata names the issuer %q, not %q (RFC 8414 §3.3)", quote.V(m.Issuer), quote.V(issuer))
 	}
 	if _, err := checkURL("issuer", m.Issuer, insecureLoopback); err != nil {
 		return err

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"slices"
+
+	"agent/internal/quote"
 )
 
 // Registration is the OAuth client a sign-in uses: pre-registered or
@@ -83,7 +85,7 @@ func ParseRegistrationResponse(status int, body []byte) (Registration, error) {
 		}
 	case AuthNone, AuthSecretBasic, AuthSecretPost:
 	default:
-		return Registration{}, fmt.Errorf("registration response: token_endpoint_auth_method %q is not supported", sanitize(c.AuthMethod, 64))
+		return Registration{}, fmt.Errorf("registration response: token_endpoint_auth_method %q is not supported", quote.V(sanitize(c.AuthMethod, 64)))
 	}
 	if c.AuthMethod != AuthNone && c.Secret == "" {
 		return Registration{}, fmt.Errorf("registration response: method %s without a client_secret", c.AuthMethod)

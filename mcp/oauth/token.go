@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"agent/internal/quote"
 	"agent/internal/strictjson"
 )
 
@@ -33,7 +34,7 @@ type TokenResponse struct {
 
 // String redacts the tokens (house style 7).
 func (t *TokenResponse) String() string {
-	return fmt.Sprintf("token response (type %s, expires in %d s, scope %q)", t.TokenType, t.ExpiresIn, t.Scope)
+	return fmt.Sprintf("token response (type %s, expires in %d s, scope %q)", t.TokenType, t.ExpiresIn, quote.V(t.Scope))
 }
 
 // maxExpiresIn caps expires_in so that adding it to a time cannot overflow.
@@ -52,7 +53,7 @@ func ParseTokenResponse(status int, contentType string, body []byte) (*TokenResp
 		return nil, te
 	}
 	if mt, _, _ := mime.ParseMediaType(contentType); mt != "application/json" {
-		return nil, fmt.Errorf("the token endpoint answered with content type %q, not application/json (RFC 6749 §5.1)", sanitize(mt, 64))
+		return nil, fmt.Errorf("the token endpoint answered with content type %q, not application/json (RFC 6749 §5.1)", quote.V(sanitize(mt, 64)))
 	}
 	d, err := newDocReader(body, "token response")
 	if err != nil {
@@ -92,7 +93,7 @@ func ParseTokenResponse(status int, contentType string, body []byte) (*TokenResp
 // several servers omit it.
 func checkTokenType(tt string) error {
 	if tt != "" && !strings.EqualFold(tt, "bearer") {
-		return fmt.Errorf("the token endpoint issued a token of type %q; only Bearer tokens are supported", sanitize(tt, 32))
+		return fmt.Errorf("the token endpoint issued a token of type %q; only Bearer tokens are supported", quote.V(sanitize(tt, 32)))
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"agent/internal/quote"
 	"agent/internal/strictjson"
 )
 
@@ -140,7 +141,7 @@ func (v *validator) file(root *strictjson.Value) {
 			bindings = true
 			v.bindings(m.Value, path)
 		default:
-			v.errorKey(m, path, "unknown field %q (allowed: $schema, version, bindings)", m.Key)
+			v.errorKey(m, path, "unknown field %q (allowed: $schema, version, bindings)", quote.V(m.Key))
 		}
 	}
 	if !version {
@@ -185,7 +186,7 @@ func (v *validator) bindings(val *strictjson.Value, path strictjson.Path) {
 		cpath := path.Key(m.Key)
 		c, ok := ParseContext(m.Key)
 		if !ok {
-			v.errorKey(m, cpath, "unknown context %q%s", m.Key, suggest(m.Key, contextNames()))
+			v.errorKey(m, cpath, "unknown context %q%s", quote.V(m.Key), suggest(m.Key, contextNames()))
 			continue
 		}
 		if m.Value.Kind != strictjson.Object {
@@ -197,7 +198,7 @@ func (v *validator) bindings(val *strictjson.Value, path strictjson.Path) {
 			apath := cpath.Key(am.Key)
 			idx := c.actionIndex(Action(am.Key))
 			if idx < 0 {
-				v.errorKey(am, apath, "unknown action %q in %s (actions: %s)%s", am.Key, c, actionList(c), suggest(am.Key, actionNames(c)))
+				v.errorKey(am, apath, "unknown action %q in %s (actions: %s)%s", quote.V(am.Key), c, actionList(c), suggest(am.Key, actionNames(c)))
 				continue
 			}
 			v.binding(c, idx, am.Value, apath)
@@ -242,7 +243,7 @@ func (v *validator) binding(c Context, idx int, val *strictjson.Value, path stri
 				continue
 			}
 			if j, dup := raw[it.Str]; dup {
-				v.errorf(it, ipath, "duplicate item %q (also at %s)", it.Str, path.Index(j))
+				v.errorf(it, ipath, "duplicate item %q (also at %s)", quote.V(it.Str), path.Index(j))
 				continue
 			}
 			raw[it.Str] = i
@@ -251,7 +252,7 @@ func (v *validator) binding(c Context, idx int, val *strictjson.Value, path stri
 				continue
 			}
 			if prev, dup := accepted[k.seq]; dup {
-				v.errorf(it, ipath, "duplicate item: %q is the same key as %q at %s", it.Str, prev.raw, prev.path)
+				v.errorf(it, ipath, "duplicate item: %q is the same key as %q at %s", quote.V(it.Str), quote.V(prev.raw), prev.path)
 				continue
 			}
 			accepted[k.seq] = k
@@ -271,7 +272,7 @@ func (v *validator) key(c Context, idx int, val *strictjson.Value, path strictjs
 	if err != nil {
 		var ke *KeyError
 		if errors.As(err, &ke) {
-			v.errorf(val, path, "invalid key string %q: %s", val.Str, ke.Msg)
+			v.errorf(val, path, "invalid key string %q: %s", quote.V(val.Str), ke.Msg)
 		} else {
 			v.errorf(val, path, "%v", err)
 		}
@@ -283,26 +284,26 @@ func (v *validator) key(c Context, idx int, val *strictjson.Value, path strictjs
 		strokes = append(strokes, q.Second)
 	}
 	if slices.Contains(strokes, ctrlC) {
-		v.errorf(val, path, "%q cannot be bound: ctrl+c is reserved for interrupt and exit", val.Str)
+		v.errorf(val, path, "%q cannot be bound: ctrl+c is reserved for interrupt and exit", quote.V(val.Str))
 		ok = false
 	}
 	if q.IsChord() && slices.Contains(strokes, escapeStroke) {
-		v.errorf(val, path, "%q: escape cannot be part of a chord (it cancels a pending chord)", val.Str)
+		v.errorf(val, path, "%q: escape cannot be part of a chord (it cancels a pending chord)", quote.V(val.Str))
 		ok = false
 	}
 	if q.IsChord() && c.TextEntry() && q.First.Types() {
-		v.errorf(val, path, "%q: in %s, where typing inserts text, a chord cannot begin with %q, which types text; add a modifier", val.Str, c, q.First.String())
+		v.errorf(val, path, "%q: in %s, where typing inserts text, a chord cannot begin with %q, which types text; add a modifier", quote.V(val.Str), c, quote.V(q.First.String()))
 		ok = false
 	}
 	if slices.Contains(strokes, ctrlB) && !slices.Contains(defaultSeqs(c, idx), q) {
-		v.add(val, path, true, "%q: ctrl+b is the prefix key of terminal multiplexers such as tmux, which may not pass it on", val.Str)
+		v.add(val, path, true, "%q: ctrl+b is the prefix key of terminal multiplexers such as tmux, which may not pass it on", quote.V(val.Str))
 	}
 	// As written: ctrl+shift+m is a letter here, though it resolves to
 	// shift+enter.
 	written, _ := parseWritten(val.Str)
 	for _, s := range [...]Stroke{written.First, written.Second} {
 		if s.Mod&(ModCtrl|ModShift) == ModCtrl|ModShift && !s.Key.IsNamed() && unicode.IsLetter(rune(s.Key)) {
-			v.add(val, path, true, "%q: many terminals cannot deliver %s (ctrl+shift with a letter)", val.Str, s)
+			v.add(val, path, true, "%q: many terminals cannot deliver %s (ctrl+shift with a letter)", quote.V(val.Str), s)
 			break
 		}
 	}
@@ -348,14 +349,14 @@ func (v *validator) conflicts(c Context, all []item) {
 		at := &strictjson.Value{Line: it.line, Col: it.col}
 		if prev, ok := owner[it.seq]; ok {
 			if prev.action != it.action {
-				v.errorf(at, it.path, "%q is already bound to %s%s", it.raw, spec[c].actions[prev.action].action, where(c, prev))
+				v.errorf(at, it.path, "%q is already bound to %s%s", quote.V(it.raw), spec[c].actions[prev.action].action, where(c, prev))
 			}
 			continue
 		}
 		owner[it.seq] = it
 		if it.seq.IsChord() {
 			if prev, ok := single[it.seq.First]; ok {
-				v.errorf(at, it.path, "the chord %q begins with %q, which is bound alone to %s%s; a stroke cannot be both", it.raw, it.seq.First.String(), spec[c].actions[prev.action].action, where(c, prev))
+				v.errorf(at, it.path, "the chord %q begins with %q, which is bound alone to %s%s; a stroke cannot be both", quote.V(it.raw), quote.V(it.seq.First.String()), spec[c].actions[prev.action].action, where(c, prev))
 			}
 			if _, ok := chordStart[it.seq.First]; !ok {
 				chordStart[it.seq.First] = it
@@ -363,7 +364,7 @@ func (v *validator) conflicts(c Context, all []item) {
 			continue
 		}
 		if prev, ok := chordStart[it.seq.First]; ok {
-			v.errorf(at, it.path, "%q also begins the chord %q of %s%s; a stroke cannot be both", it.raw, prev.seq.String(), spec[c].actions[prev.action].action, where(c, prev))
+			v.errorf(at, it.path, "%q also begins the chord %q of %s%s; a stroke cannot be both", quote.V(it.raw), quote.V(prev.seq.String()), spec[c].actions[prev.action].action, where(c, prev))
 		}
 		single[it.seq.First] = it
 	}
@@ -595,7 +596,7 @@ func (t *tolerant) value(depth int, path strictjson.Path) (*strictjson.Value, er
 				key, _ := kt.(string)
 				t.checkString(koff, path.Key(key), kl, kc)
 				if l, dup := first[key]; dup {
-					t.found = append(t.found, Problem{Path: path.Key(key), Line: kl, Col: kc, Msg: fmt.Sprintf("duplicate key %q (first at line %d)", key, l)})
+					t.found = append(t.found, Problem{Path: path.Key(key), Line: kl, Col: kc, Msg: fmt.Sprintf("duplicate key %q (first at line %d)", quote.V(key), l)})
 				} else {
 					first[key] = kl
 				}
