@@ -6,9 +6,7 @@ package main
 // internal/securefile.Open).
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -40,25 +38,7 @@ func (s *sandbox) mkfifo(path string) string {
 // FIFO is killed and reported as hanging, rather than holding the test.
 func (s *sandbox) runGuarded(stdin string, args ...string) result {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, agentBinary(s.t), args...)
-	cmd.Dir = s.Work
-	cmd.Env = append([]string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH"), "TERM=dumb"}, s.Env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		s.t.Fatalf("agent %v hung (killed after 20 s); stderr:\n%s", args, errb.String())
-	}
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		s.t.Fatal(err)
-	}
-	return result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+	return s.runWithin(20*time.Second, stdin, args...)
 }
 
 func TestE2EFIFOsAreRefusedWithoutWaiting(t *testing.T) {

@@ -97,7 +97,14 @@ type result struct {
 // environment and the given stdin, with a deadline.
 func (s *sandbox) run(stdin string, args ...string) result {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	return s.runWithin(60*time.Second, stdin, args...)
+}
+
+// runWithin is run with a deadline of d; a run that reaches it fails the
+// test as hanging.
+func (s *sandbox) runWithin(d time.Duration, stdin string, args ...string) result {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, agentBinary(s.t), args...)
 	cmd.Dir = s.Work
@@ -106,6 +113,9 @@ func (s *sandbox) run(stdin string, args ...string) result {
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		s.t.Fatalf("agent %.200q hung (killed after %v); stderr:\n%s", args, d, errb.String())
+	}
 	code := 0
 	if err != nil {
 		var ee *exec.ExitError
