@@ -309,3 +309,35 @@ func TestCloseDropsBuffered(t *testing.T) {
 		t.Fatalf("after Close: %v", err)
 	}
 }
+
+// A JSON object a server writes outside the event format is the API's
+// in-stream error when it has an "error" member, and is ignored otherwise.
+func TestBareObjectIsAnErrorEventOnlyWithAnErrorMember(t *testing.T) {
+	cases := []struct {
+		name  string
+		data  string
+		error bool
+	}{
+		{"genai error", `{"error": {"code": 503, "message": "overloaded", "status": "UNAVAILABLE"}}`, true},
+		{"pretty-printed", "{\n  \"error\": {\n    \"code\": 429\n  }\n}", true},
+		{"messages error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, true},
+		{"error text", `{"error": "upstream closed"}`, true},
+		{"null error", `{"error": null}`, false},
+		{"number error", `{"error": 5}`, false},
+		{"no error member", `{"candidates": []}`, false},
+		{"nested error only", `{"x": {"error": {}}}`, false},
+		{"malformed", `{"error": {"code": 503}`, false},
+		{"trailing data", `{"error": {}} x`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ev, ok := BareError(sse.Event{Data: c.data, Bare: true})
+			if ok != c.error {
+				t.Fatalf("ok = %v, want %v", ok, c.error)
+			}
+			if ok && (ev.Type != "error" || ev.Data != c.data || ev.Bare) {
+				t.Fatalf("event %+v", ev)
+			}
+		})
+	}
+}

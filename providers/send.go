@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"agent/internal/jsonscan"
 	"agent/internal/sse"
 )
 
@@ -249,6 +250,12 @@ func (st *Stream) step() error {
 	if err != nil {
 		return st.readError(err)
 	}
+	if ev.Bare {
+		var ok bool
+		if ev, ok = BareError(ev); !ok {
+			return nil // ignored, as the format ignores lines it does not know
+		}
+	}
 	st.timer.Reset(st.s.timeout())
 	var done bool
 	st.pending, done, err = st.dec.Decode(ev, st.pending)
@@ -434,7 +441,7 @@ func (st *Stream) send() error {
 	if resp.StatusCode/100 != 2 || ctype == "application/json" {
 		return st.statusError(resp)
 	}
-	st.rd = sse.NewReader(resp.Body, sse.Options{MaxLine: s.MaxLine})
+	st.rd = sse.NewReader(resp.Body, ReaderOptions(s.MaxLine))
 	st.dec = st.call.NewDecoder()
 	return nil
 }
@@ -482,6 +489,46 @@ func (st *Stream) statusError(resp *http.Response) error {
 		e.Retryable = false
 	}
 	return e
+}
+
+// ReaderOptions are the options of every provider's event reader: lines
+// bounded by maxLine (zero: 16 MiB, decisions.md §5), and JSON objects
+// written outside the event format read whole (sse.Options.BareJSON), as
+// some APIs report an error that occurs after the stream began (see
+// BareError).
+func ReaderOptions(maxLine int) sse.Options {
+	return sse.Options{MaxLine: maxLine, BareJSON: true}
+}
+
+// BareError returns the event a decoder reads for a JSON object a server
+// wrote outside the event format (sse.Event.Bare): an "error" event with
+// the object as its data when the object reports an error (an "error"
+// member holding an object or a text), which the decoder types as it
+// types the API's own in-stream errors (decisions.md §5). The genai API
+// sends an error that occurs after streaming began so, as a bare object
+// over one or several lines, and the chat-completions servers of some
+// vendors send a bare {"error": ...} line; the vendors' clients raise
+// them. Any other bare object reports nothing: ok is false and it is
+// ignored, as the format ignores lines it does not know.
+func BareError(ev sse.Event) (sse.Event, bool) {
+	var sc jsonscan.Scanner
+	sc.Reset(ev.Data)
+	found := false
+	if sc.Object() {
+		for sc.More() {
+			if sc.Key() == "error" {
+				switch sc.Peek() {
+				case jsonscan.Object, jsonscan.String:
+					found = true
+				}
+			}
+			sc.Skip()
+		}
+	}
+	if sc.Done() != nil || !found {
+		return sse.Event{}, false
+	}
+	return sse.Event{Type: "error", Data: ev.Data}, true
 }
 
 func firstHeader(h http.Header, names ...string) string {
