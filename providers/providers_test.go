@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -339,5 +340,54 @@ func TestBareObjectIsAnErrorEventOnlyWithAnErrorMember(t *testing.T) {
 				t.Fatalf("event %+v", ev)
 			}
 		})
+	}
+}
+
+func TestEndpointJoinsThePathBeforeTheQuery(t *testing.T) {
+	cases := []struct {
+		name, base, path, query, want string
+	}{
+		{"plain", "http://h/v1", "/chat/completions", "", "http://h/v1/chat/completions"},
+		{"trailing slash", "http://h/v1/", "/chat/completions", "", "http://h/v1/chat/completions"},
+		{"base query kept", "http://h/v1?key=K", "/chat/completions", "", "http://h/v1/chat/completions?key=K"},
+		{"slash before the query", "http://h/v1/?key=K", "/responses", "", "http://h/v1/responses?key=K"},
+		{"both queries", "http://h?key=K", "/v1beta/models/m:streamGenerateContent", "alt=sse", "http://h/v1beta/models/m:streamGenerateContent?key=K&alt=sse"},
+		{"API query only", "http://h/", "/x", "alt=sse", "http://h/x?alt=sse"},
+		{"fragment dropped", "http://h/v1#f", "/x", "", "http://h/v1/x"},
+		{"empty query mark", "http://h/v1?", "/x", "", "http://h/v1/x"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Endpoint(c.base, c.path, c.query); got != c.want {
+				t.Fatalf("Endpoint = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// A transport error from http.Client quotes the URL; the provider's error
+// shows it masked and keeps the cause.
+func TestTransportErrorsShowTheURLMasked(t *testing.T) {
+	raw := "http://127.0.0.1:1/v1/chat/completions?key=SECRET"
+	refused := errors.New("connect: connection refused")
+	cases := []struct {
+		name string
+		err  error
+	}{
+		{"url.Error", &url.Error{Op: "Post", URL: raw, Err: refused}},
+		{"wrapped url.Error", fmt.Errorf("executor: %w", &url.Error{Op: "Post", URL: raw, Err: refused})},
+		{"text quoting the URL", fmt.Errorf("sending to %s: %w", raw, refused)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := MaskURLError(c.err, raw)
+			if strings.Contains(got.Error(), "SECRET") || !strings.Contains(got.Error(), "key=***") || !errors.Is(got, refused) {
+				t.Fatalf("%v", got)
+			}
+		})
+	}
+	plain := errors.New("unexpected EOF")
+	if MaskURLError(plain, raw) != plain {
+		t.Error("an error that does not quote the URL is replaced")
 	}
 }

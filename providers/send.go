@@ -37,7 +37,7 @@ type PayloadLogger interface {
 // PayloadSummary describes one request.
 type PayloadSummary struct {
 	Provider string
-	URL      string
+	URL      string // query values and credential-like path parts masked (RedactURL)
 	Model    string
 	Messages int
 	Tools    int
@@ -291,7 +291,7 @@ func (st *Stream) readError(err error) error {
 	if errors.Is(err, sse.ErrLineTooLong) {
 		return &Error{Kind: ErrUpstream, Provider: st.s.Provider, Err: err}
 	}
-	return &Error{Kind: ErrUpstream, Provider: st.s.Provider, Err: err, Retryable: true}
+	return &Error{Kind: ErrUpstream, Provider: st.s.Provider, Err: MaskURLError(err, st.call.URL), Retryable: true}
 }
 
 // stopped returns the error for a stream the caller ended (cancelled
@@ -402,7 +402,7 @@ func (st *Stream) send() error {
 	st.actx, st.acancel = context.WithCancelCause(st.ctx)
 	req, err := http.NewRequestWithContext(st.actx, http.MethodPost, st.call.URL, bytes.NewReader(st.call.Body))
 	if err != nil {
-		return &Error{Kind: ErrInvalidRequest, Provider: s.Provider, Err: err}
+		return &Error{Kind: ErrInvalidRequest, Provider: s.Provider, Err: MaskURLError(err, st.call.URL)}
 	}
 	for k, vs := range st.call.Header {
 		req.Header[k] = vs
@@ -411,10 +411,10 @@ func (st *Stream) send() error {
 	req.Header.Set("Accept", "text/event-stream")
 	if s.PayloadLogger != nil {
 		sum := st.call.Summary
-		sum.Provider, sum.URL, sum.Bytes, sum.Attempt = s.Provider, st.call.URL, len(st.call.Body), st.attempt
+		sum.Provider, sum.URL, sum.Bytes, sum.Attempt = s.Provider, RedactURL(st.call.URL), len(st.call.Body), st.attempt
 		s.PayloadLogger.LogPayload(st.parent, sum)
 	}
-	s.log().Debug("provider request", "provider", s.Provider, "url", st.call.URL, "bytes", len(st.call.Body), "attempt", st.attempt)
+	s.log().Debug("provider request", "provider", s.Provider, "url", RedactURL(st.call.URL), "bytes", len(st.call.Body), "attempt", st.attempt)
 
 	// The first-byte deadline: the same timer becomes the idle watchdog
 	// once events flow (decisions.md §5).
@@ -428,7 +428,10 @@ func (st *Stream) send() error {
 		if context.Cause(st.actx) == errIdle {
 			return &Error{Kind: ErrTimeout, Provider: s.Provider, Err: errIdle, Retryable: true}
 		}
-		return &Error{Kind: ErrUpstream, Provider: s.Provider, Err: err, Retryable: true}
+		// The URL may hold a key in its query or path (cli.md --base-url):
+		// the error that quotes it is masked before it reaches a message,
+		// a log or the transcript (decisions.md §2).
+		return &Error{Kind: ErrUpstream, Provider: s.Provider, Err: MaskURLError(err, st.call.URL), Retryable: true}
 	}
 	st.timer.Reset(s.timeout()) // the first byte has arrived: from here the watchdog
 	st.body = resp.Body

@@ -199,7 +199,7 @@ func New(opts Options) (*Provider, error) {
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("video: base URL %q: want the API root as an http or https URL", opts.BaseURL)
+		return nil, fmt.Errorf("video: base URL %q: want the API root as an http or https URL", providers.RedactURL(opts.BaseURL))
 	}
 	p := &Provider{opts: opts, base: base, ex: opts.Executor, log: opts.Logger}
 	if p.ex == nil {
@@ -432,9 +432,10 @@ func (p *Provider) once(ctx context.Context, op, method, path string, body []byt
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(actx, method, p.base+path, rd)
+	target := providers.Endpoint(p.base, path, "")
+	req, err := http.NewRequestWithContext(actx, method, target, rd)
 	if err != nil {
-		return nil, &Error{Kind: providers.ErrInvalidRequest, Op: op, Err: err}
+		return nil, &Error{Kind: providers.ErrInvalidRequest, Op: op, Err: providers.MaskURLError(err, target)}
 	}
 	for k, vs := range p.opts.Header {
 		req.Header[k] = vs
@@ -453,7 +454,8 @@ func (p *Provider) once(ctx context.Context, op, method, path string, body []byt
 		if actx.Err() != nil {
 			return nil, &Error{Kind: providers.ErrTimeout, Op: op, Err: errors.New("no response within the timeout")}
 		}
-		return nil, &Error{Kind: providers.ErrUpstream, Op: op, Err: err}
+		// The error quotes the URL, which may hold a key (decisions.md §2).
+		return nil, &Error{Kind: providers.ErrUpstream, Op: op, Err: providers.MaskURLError(err, target)}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))

@@ -295,3 +295,40 @@ func FuzzResponse(f *testing.F) {
 		})
 	})
 }
+
+// refusing fails every request as a closed port does; http.Client quotes
+// the URL in its error.
+type refusing struct{}
+
+func (refusing) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
+}
+
+// The task paths go before the base URL's query, which is sent; an error
+// shows the URL masked (decisions.md §2).
+func TestBaseURLQueryIsSentButNeverShown(t *testing.T) {
+	var got string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.URL.RequestURI()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"request_id":"rq-get","output":{"task_id":"t1","task_status":"RUNNING"}}`)
+	}))
+	defer srv.Close()
+	p, err := New(Options{APIKey: "k", BaseURL: srv.URL + "/?key=SECRET", Client: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.GetVideoJob(context.Background(), "t1"); err != nil || got != "/api/v1/tasks/t1?key=SECRET" {
+		t.Fatalf("request %s: %v", got, err)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		p, err := New(Options{APIKey: "k", BaseURL: "http://127.0.0.1:1/?key=SECRET", Client: &http.Client{Transport: refusing{}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = p.GetVideoJob(context.Background(), "t1")
+		if err == nil || strings.Contains(err.Error(), "SECRET") || !strings.Contains(err.Error(), "key=***") {
+			t.Fatalf("%v", err)
+		}
+	})
+}
