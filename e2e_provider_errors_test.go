@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -107,4 +111,31 @@ func TestE2EBaseURLCredentialsAreSentButNeverShown(t *testing.T) {
 			t.Fatalf("the secret is recorded in %v", hits)
 		}
 	})
+}
+
+// A provider that accepts the request and never answers fails the turn
+// with a clear timeout and exit 1, after one retry (docs/providers.md,
+// "Deadlines and retries"); the deadline is shortened through the
+// provider's timeout setting (cli.md: providers.<id>.timeout).
+func TestE2ESilentProviderFailsWithAClearTimeout(t *testing.T) {
+	var mu sync.Mutex
+	requests := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requests++
+		mu.Unlock()
+		io.Copy(io.Discard, r.Body) // then the server notices the client leaving
+		<-r.Context().Done()        // accepts, never answers
+	}))
+	defer srv.Close()
+	s := trustedSandbox(t, `{"providers": {"local": {"baseURL": "`+srv.URL+`/v1", "timeout": 400}}}`)
+	r := s.run("", "-p", "--provider", "local", "--model", "m-e2e", "hi")
+	if r.Code != 1 || r.Stdout != "" || !strings.Contains(r.Stderr, "timed out: the server sent no response within 400ms") {
+		t.Fatalf("%+v", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if requests != 2 {
+		t.Errorf("%d requests, want 2 (one retry after the deadline)", requests)
+	}
 }

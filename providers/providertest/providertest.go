@@ -51,6 +51,9 @@ type Response struct {
 	// Err, when set, is returned by Do instead of a response (a
 	// connection error).
 	Err error
+	// NoAnswer blocks Do until the request's context ends (a server that
+	// accepts the request and never answers).
+	NoAnswer bool
 }
 
 // Replay is a providers.Executor answering from a script, one Response per
@@ -80,6 +83,10 @@ func (r *Replay) Do(req *http.Request) (*http.Response, error) {
 	r.mu.Unlock()
 	if resp.Err != nil {
 		return nil, resp.Err
+	}
+	if resp.NoAnswer {
+		<-req.Context().Done()
+		return nil, req.Context().Err()
 	}
 	if err := req.Context().Err(); err != nil {
 		return nil, err

@@ -387,7 +387,10 @@ func (p *Provider) do(ctx context.Context, op, method, path string, body []byte,
 		if err == nil {
 			return r, nil
 		}
-		if attempt > maxRetries || !retry(err) || ctx.Err() != nil {
+		if attempt > maxRetries || !retry(err) || ctx.Err() != nil ||
+			errors.Is(err.Err, errNoResponse) && attempt > providers.MaxTimeoutRetries {
+			// A server that never answers costs two timeouts, as a chat
+			// provider's does (docs/providers.md, "Deadlines and retries").
 			return nil, err
 		}
 		wait := backoffBase << (attempt - 1)
@@ -425,6 +428,9 @@ func (p *Provider) ctxError(ctx context.Context, op string) *Error {
 	return &Error{Kind: providers.ErrCancelled, Op: op, Err: cause}
 }
 
+// errNoResponse is the cause of a call that the timeout ended.
+var errNoResponse = errors.New("no complete response within the timeout")
+
 func (p *Provider) once(ctx context.Context, op, method, path string, body []byte) (*wireResponse, *Error) {
 	actx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
 	defer cancel()
@@ -452,7 +458,7 @@ func (p *Provider) once(ctx context.Context, op, method, path string, body []byt
 			return nil, p.ctxError(ctx, op)
 		}
 		if actx.Err() != nil {
-			return nil, &Error{Kind: providers.ErrTimeout, Op: op, Err: errors.New("no response within the timeout")}
+			return nil, &Error{Kind: providers.ErrTimeout, Op: op, Err: errNoResponse}
 		}
 		// The error quotes the URL, which may hold a key (decisions.md §2).
 		return nil, &Error{Kind: providers.ErrUpstream, Op: op, Err: providers.MaskURLError(err, target)}
@@ -464,7 +470,7 @@ func (p *Provider) once(ctx context.Context, op, method, path string, body []byt
 			return nil, p.ctxError(ctx, op)
 		}
 		if actx.Err() != nil {
-			return nil, &Error{Kind: providers.ErrTimeout, Op: op, Err: errors.New("no complete response within the timeout")}
+			return nil, &Error{Kind: providers.ErrTimeout, Op: op, Err: errNoResponse}
 		}
 		return nil, &Error{Kind: providers.ErrUpstream, Op: op, Err: err}
 	}
@@ -494,10 +500,8 @@ func statusError(op string, resp *http.Response, w *wireResponse, data []byte, j
 	if e.RequestID == "" {
 		e.RequestID = clean(resp.Header.Get("X-Request-Id"), 200)
 	}
-	if v := resp.Header.Get("Retry-After"); v != "" {
-		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 1e9 {
-			e.RetryAfter = time.Duration(s * float64(time.Second))
-		}
+	if d, ok := providers.RetryAfter(resp.Header, time.Now()); ok {
+		e.RetryAfter = d // an absurd value counts as too long, never as no wait
 	}
 	return e
 }
