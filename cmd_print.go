@@ -81,7 +81,8 @@ func checkModelFlags(cmd, provider, baseURL, mode string) error {
 			// Never echo credentials (seed-mcp-events.md §5.4).
 			return usagef(cmd, "--base-url must not carry user credentials: put the key in the provider's environment variable")
 		}
-		return usagef(cmd, "--base-url must be an absolute http or https URL with a host, not %q", quote.V(baseURL))
+		// Echoed masked: a key may sit in its query or path (decisions.md §2).
+		return usagef(cmd, "--base-url must be an absolute http or https URL with a host, not %q", quote.V(providers.RedactURL(baseURL)))
 	}
 	if mode != "" && !config.ValidMode(mode) {
 		return usagef(cmd, "--permission-mode must be default, plan, acceptEdits or bypassPermissions, not %q", quote.V(mode))

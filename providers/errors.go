@@ -3,6 +3,7 @@ package providers
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -82,7 +83,10 @@ func (e *Error) Error() string {
 	if e.Err != nil {
 		b.WriteString(": " + e.Err.Error())
 	}
-	if e.RetryAfter > 0 {
+	switch {
+	case e.RetryAfter == RetryAfterTooLong:
+		b.WriteString("; the server asks to wait longer than " + MaxRetryAfter.String())
+	case e.RetryAfter > 0:
 		b.WriteString("; retry after " + e.RetryAfter.String())
 	}
 	if e.RequestID != "" {
@@ -210,21 +214,49 @@ func clean(s string, max int) string {
 	}, s))
 }
 
-// retryAfter reads the wait a response asks for: retry-after-ms, then
-// Retry-After in seconds or as an HTTP date (decisions.md §5).
-func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1e12 {
-			return time.Duration(ms * float64(time.Millisecond)), true
+// RetryAfterTooLong stands for a wait a server asked for that is out of
+// any range: negative, not a number, or beyond what a time.Duration holds
+// (an overflowing retry-after-ms, an HTTP date centuries ahead). It counts
+// as longer than MaxRetryAfter, so the call ends with the server's error
+// instead of retrying at once (decisions.md §5).
+const RetryAfterTooLong = time.Duration(math.MaxInt64)
+
+// RetryAfter reads the wait a response asks for: retry-after-ms, then
+// Retry-After in seconds or as an HTTP date (decisions.md §5). ok is
+// false when neither header holds a number or a date. A date in the past
+// is no wait (0); an absurd value is RetryAfterTooLong, never zero.
+func RetryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
+	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
+		if d, ok := number(v, time.Millisecond); ok {
+			return d, true
 		}
 	}
-	if v := h.Get("Retry-After"); v != "" {
-		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 1e9 {
-			return time.Duration(s * float64(time.Second)), true
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if d, ok := number(v, time.Second); ok {
+		return d, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		d := t.Sub(now) // saturates at the largest Duration
+		if d >= RetryAfterTooLong {
+			return RetryAfterTooLong, true
 		}
-		if t, err := http.ParseTime(v); err == nil {
-			return max(t.Sub(now), 0), true
-		}
+		return max(d, 0), true
 	}
 	return 0, false
+}
+
+// number reads a count of unit; ok is false when v is not a number at
+// all. A negative, NaN, infinite or overflowing one is RetryAfterTooLong.
+func number(v string, unit time.Duration) (time.Duration, bool) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, false
+	}
+	if err != nil || math.IsNaN(f) || f < 0 || f*float64(unit) >= math.MaxInt64 {
+		return RetryAfterTooLong, true
+	}
+	return time.Duration(f * float64(unit)), true
 }

@@ -8,8 +8,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"agent/internal/sse"
@@ -73,27 +76,45 @@ func TestClean(t *testing.T) {
 	}
 }
 
+// The wait a response asks for; an absurd one counts as longer than any
+// wait honoured (RetryAfterTooLong), never as none (decisions.md §5).
 func TestRetryAfter(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	cases := []struct {
+		name string
 		h    http.Header
 		want time.Duration
 		ok   bool
 	}{
-		{http.Header{"Retry-After": {"3"}}, 3 * time.Second, true},
-		{http.Header{"Retry-After": {"1.5"}}, 1500 * time.Millisecond, true},
-		{http.Header{"Retry-After-Ms": {"250"}, "Retry-After": {"9"}}, 250 * time.Millisecond, true},
-		{http.Header{"Retry-After": {now.Add(7 * time.Second).Format(http.TimeFormat)}}, 7 * time.Second, true},
-		{http.Header{"Retry-After": {now.Add(-time.Hour).Format(http.TimeFormat)}}, 0, true},
-		{http.Header{"Retry-After": {"soon"}}, 0, false},
-		{http.Header{"Retry-After": {"-1"}}, 0, false},
-		{http.Header{}, 0, false},
+		{"seconds", http.Header{"Retry-After": {"3"}}, 3 * time.Second, true},
+		{"fractional seconds", http.Header{"Retry-After": {"1.5"}}, 1500 * time.Millisecond, true},
+		{"milliseconds win", http.Header{"Retry-After-Ms": {"250"}, "Retry-After": {"9"}}, 250 * time.Millisecond, true},
+		{"zero", http.Header{"Retry-After": {"0"}}, 0, true},
+		{"spaces", http.Header{"Retry-After": {" 4 "}}, 4 * time.Second, true},
+		{"HTTP date", http.Header{"Retry-After": {now.Add(7 * time.Second).Format(http.TimeFormat)}}, 7 * time.Second, true},
+		{"HTTP date in the past", http.Header{"Retry-After": {now.Add(-time.Hour).Format(http.TimeFormat)}}, 0, true},
+		{"a day", http.Header{"Retry-After": {"86400"}}, 24 * time.Hour, true},
+		{"negative seconds", http.Header{"Retry-After": {"-1"}}, RetryAfterTooLong, true},
+		{"negative milliseconds", http.Header{"Retry-After-Ms": {"-250"}}, RetryAfterTooLong, true},
+		{"seconds beyond a Duration", http.Header{"Retry-After": {"9300000000000"}}, RetryAfterTooLong, true},
+		{"seconds beyond int64", http.Header{"Retry-After": {"99999999999999999999999"}}, RetryAfterTooLong, true},
+		{"milliseconds beyond int64", http.Header{"Retry-After-Ms": {"9223372036854775808"}}, RetryAfterTooLong, true},
+		{"beyond a float", http.Header{"Retry-After": {"1e400"}}, RetryAfterTooLong, true},
+		{"infinity", http.Header{"Retry-After-Ms": {"Inf"}}, RetryAfterTooLong, true},
+		{"not a number", http.Header{"Retry-After": {"NaN"}}, RetryAfterTooLong, true},
+		{"HTTP date far ahead", http.Header{"Retry-After": {"Fri, 31 Dec 9999 23:59:59 GMT"}}, RetryAfterTooLong, true},
+		{"HTTP date years ahead", http.Header{"Retry-After": {now.AddDate(100, 0, 0).Format(http.TimeFormat)}}, now.AddDate(100, 0, 0).Sub(now), true},
+		{"bad milliseconds fall back to seconds", http.Header{"Retry-After-Ms": {"soon"}, "Retry-After": {"2"}}, 2 * time.Second, true},
+		{"text", http.Header{"Retry-After": {"soon"}}, 0, false},
+		{"none", http.Header{}, 0, false},
 	}
 	for _, c := range cases {
-		got, ok := retryAfter(c.h, now)
-		if got != c.want || ok != c.ok {
-			t.Errorf("%v: %v %v", c.h, got, ok)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := RetryAfter(c.h, now)
+			if got != c.want || ok != c.ok {
+				t.Fatalf("RetryAfter(%v) = %v, %v; want %v, %v", c.h, got, ok, c.want, c.ok)
+			}
+		})
 	}
 }
 
@@ -307,5 +328,217 @@ func TestCloseDropsBuffered(t *testing.T) {
 	st.Close()
 	if _, err := st.Next(); !errors.Is(err, ErrCancelled) {
 		t.Fatalf("after Close: %v", err)
+	}
+}
+
+// A JSON object a server writes outside the event format is the API's
+// in-stream error when it has an "error" member, and is ignored otherwise.
+func TestBareObjectIsAnErrorEventOnlyWithAnErrorMember(t *testing.T) {
+	cases := []struct {
+		name  string
+		data  string
+		error bool
+	}{
+		{"genai error", `{"error": {"code": 503, "message": "overloaded", "status": "UNAVAILABLE"}}`, true},
+		{"pretty-printed", "{\n  \"error\": {\n    \"code\": 429\n  }\n}", true},
+		{"messages error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, true},
+		{"error text", `{"error": "upstream closed"}`, true},
+		{"null error", `{"error": null}`, false},
+		{"number error", `{"error": 5}`, false},
+		{"no error member", `{"candidates": []}`, false},
+		{"nested error only", `{"x": {"error": {}}}`, false},
+		{"malformed", `{"error": {"code": 503}`, false},
+		{"trailing data", `{"error": {}} x`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ev, ok := BareError(sse.Event{Data: c.data, Bare: true})
+			if ok != c.error {
+				t.Fatalf("ok = %v, want %v", ok, c.error)
+			}
+			if ok && (ev.Type != "error" || ev.Data != c.data || ev.Bare) {
+				t.Fatalf("event %+v", ev)
+			}
+		})
+	}
+}
+
+func TestEndpointJoinsThePathBeforeTheQuery(t *testing.T) {
+	cases := []struct {
+		name, base, path, query, want string
+	}{
+		{"plain", "http://h/v1", "/chat/completions", "", "http://h/v1/chat/completions"},
+		{"trailing slash", "http://h/v1/", "/chat/completions", "", "http://h/v1/chat/completions"},
+		{"base query kept", "http://h/v1?key=K", "/chat/completions", "", "http://h/v1/chat/completions?key=K"},
+		{"slash before the query", "http://h/v1/?key=K", "/responses", "", "http://h/v1/responses?key=K"},
+		{"both queries", "http://h?key=K", "/v1beta/models/m:streamGenerateContent", "alt=sse", "http://h/v1beta/models/m:streamGenerateContent?key=K&alt=sse"},
+		{"API query only", "http://h/", "/x", "alt=sse", "http://h/x?alt=sse"},
+		{"fragment dropped", "http://h/v1#f", "/x", "", "http://h/v1/x"},
+		{"empty query mark", "http://h/v1?", "/x", "", "http://h/v1/x"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Endpoint(c.base, c.path, c.query); got != c.want {
+				t.Fatalf("Endpoint = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// A transport error from http.Client quotes the URL; the provider's error
+// shows it masked and keeps the cause.
+func TestTransportErrorsShowTheURLMasked(t *testing.T) {
+	raw := "http://127.0.0.1:1/v1/chat/completions?key=SECRET"
+	refused := errors.New("connect: connection refused")
+	cases := []struct {
+		name string
+		err  error
+	}{
+		{"url.Error", &url.Error{Op: "Post", URL: raw, Err: refused}},
+		{"wrapped url.Error", fmt.Errorf("executor: %w", &url.Error{Op: "Post", URL: raw, Err: refused})},
+		{"text quoting the URL", fmt.Errorf("sending to %s: %w", raw, refused)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := MaskURLError(c.err, raw)
+			if strings.Contains(got.Error(), "SECRET") || !strings.Contains(got.Error(), "key=***") || !errors.Is(got, refused) {
+				t.Fatalf("%v", got)
+			}
+		})
+	}
+	plain := errors.New("unexpected EOF")
+	if MaskURLError(plain, raw) != plain {
+		t.Error("an error that does not quote the URL is replaced")
+	}
+}
+
+// executorFunc is an Executor from a function.
+type executorFunc func(*http.Request) (*http.Response, error)
+
+func (f executorFunc) Do(req *http.Request) (*http.Response, error) { return f(req) }
+
+// neverAnswers accepts a request and never answers: it returns only when
+// the request's context ends, as http.Client does.
+func neverAnswers(n *int) Executor {
+	return executorFunc(func(req *http.Request) (*http.Response, error) {
+		*n++
+		<-req.Context().Done()
+		return nil, &url.Error{Op: "Post", URL: req.URL.String(), Err: req.Context().Err()}
+	})
+}
+
+// pacedBody delivers its pieces one at a time, each after gap; after the
+// last it blocks until closed when stall is set, else ends.
+type pacedBody struct {
+	pieces []string
+	gap    time.Duration
+	stall  bool
+	closed chan struct{}
+	once   bool
+}
+
+func (b *pacedBody) Read(p []byte) (int, error) {
+	if len(b.pieces) == 0 {
+		if !b.stall {
+			return 0, io.EOF
+		}
+		<-b.closed
+		return 0, errors.New("read on closed body")
+	}
+	select {
+	case <-time.After(b.gap):
+	case <-b.closed:
+		return 0, errors.New("read on closed body")
+	}
+	n := copy(p, b.pieces[0])
+	b.pieces[0] = b.pieces[0][n:]
+	if b.pieces[0] == "" {
+		b.pieces = b.pieces[1:]
+	}
+	return n, nil
+}
+
+func (b *pacedBody) Close() error {
+	if !b.once {
+		b.once = true
+		close(b.closed)
+	}
+	return nil
+}
+
+// paced answers every request at once with a stream of pieces, gap apart.
+func paced(n *int, gap time.Duration, stall bool, pieces ...string) Executor {
+	return executorFunc(func(req *http.Request) (*http.Response, error) {
+		*n++
+		body := &pacedBody{pieces: append([]string(nil), pieces...), gap: gap, stall: stall, closed: make(chan struct{})}
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: body}, nil
+	})
+}
+
+func drain(st *Stream, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	var text strings.Builder
+	for {
+		ev, err := st.Next()
+		if err == io.EOF {
+			return text.String(), nil
+		}
+		if err != nil {
+			return text.String(), err
+		}
+		text.WriteString(ev.Text)
+	}
+}
+
+// With the default deadlines, a provider that never answers, or answers
+// and then sends nothing, fails with a clear timeout within about two
+// minutes, retries included; one that keeps sending, keep-alive comments
+// included, is never cut (decisions.md §5, docs/providers.md).
+func TestDefaultDeadlines(t *testing.T) {
+	call := Call{URL: "http://api.example/v1/chat/completions", NewDecoder: func() Decoder { return lineDecoder{} }}
+	cases := []struct {
+		name     string
+		ex       func(n *int) Executor
+		wantErr  string // "" for success
+		text     string
+		requests int
+		atMost   time.Duration // of the fake clock
+		atLeast  time.Duration
+	}{
+		{"never answers", func(n *int) Executor { return neverAnswers(n) },
+			"test: timed out: the server sent no response within 1m0s", "", 2, 2*time.Minute + time.Second, 2 * time.Minute},
+		{"answers, then nothing", func(n *int) Executor { return paced(n, 0, true) },
+			"test: timed out: the stream stalled: nothing received for 1m0s", "", 2, 2*time.Minute + time.Second, 2 * time.Minute},
+		{"an event, then nothing", func(n *int) Executor { return paced(n, 0, true, "data: a\n\n") },
+			"test: timed out: the stream stalled: nothing received for 1m0s", "a", 1, time.Minute, time.Minute},
+		{"keep-alive comments for twenty minutes", func(n *int) Executor {
+			return paced(n, 55*time.Second, false, append(slices.Repeat([]string{": keep-alive\n\n"}, 22), "data: late\n\n", "data: end\n\n")...)
+		}, "", "late", 1, time.Hour, 20 * time.Minute},
+		{"events slower than the deadline", func(n *int) Executor { return paced(n, 61*time.Second, false, "data: a\n\n", "data: end\n\n") },
+			"test: timed out: the stream stalled: nothing received for 1m0s", "", 2, 2*time.Minute + 3*time.Second, 2 * time.Minute},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var n int
+				s := &Sender{Provider: "test", Executor: c.ex(&n)}
+				start := time.Now()
+				text, err := drain(s.Stream(context.Background(), call))
+				took := time.Since(start)
+				switch {
+				case c.wantErr == "" && err != nil, c.wantErr != "" && (err == nil || err.Error() != c.wantErr || !errors.Is(err, ErrTimeout)):
+					t.Fatalf("err %v, want %q", err, c.wantErr)
+				case text != c.text:
+					t.Fatalf("text %q, want %q", text, c.text)
+				case n != c.requests:
+					t.Fatalf("%d requests, want %d", n, c.requests)
+				case took > c.atMost || took < c.atLeast:
+					t.Fatalf("took %v, want between %v and %v", took, c.atLeast, c.atMost)
+				}
+			})
+		})
 	}
 }

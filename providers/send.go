@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"agent/internal/jsonscan"
 	"agent/internal/sse"
 )
 
@@ -36,7 +37,7 @@ type PayloadLogger interface {
 // PayloadSummary describes one request.
 type PayloadSummary struct {
 	Provider string
-	URL      string
+	URL      string // query values and credential-like path parts masked (RedactURL)
 	Model    string
 	Messages int
 	Tools    int
@@ -44,13 +45,23 @@ type PayloadSummary struct {
 	Attempt  int // 1 for the first, 2 and 3 for retries
 }
 
-// Limits of decisions.md §5.
+// Limits of decisions.md §5; docs/providers.md ("Deadlines and retries")
+// gives the reasoning.
 const (
 	// DefaultTimeout is the first-byte deadline and the idle watchdog's
-	// period when a provider's Timeout is zero.
-	DefaultTimeout = 10 * time.Minute
+	// period when a provider's Timeout is zero. A silent server costs two
+	// of them (MaxTimeoutRetries) and a backoff: about two minutes. Sixty
+	// seconds is also the read timeout of a default nginx proxy, so a
+	// server that streams through proxies already sends something (an
+	// event, a ping, a keep-alive comment) more often than that.
+	DefaultTimeout = 60 * time.Second
 	// MaxRetries is how many times a failed request is sent again.
 	MaxRetries = 2
+	// MaxTimeoutRetries is how many times a request is sent again after
+	// the provider's own deadline ran out (nothing received within
+	// Timeout): once, which gets past a connection that died unnoticed,
+	// so that a server that never answers fails within two deadlines.
+	MaxTimeoutRetries = 1
 	// MaxRetryAfter is the longest server-requested wait honoured; a
 	// longer one ends the call with the error and its RetryAfter.
 	MaxRetryAfter = 60 * time.Second
@@ -81,10 +92,11 @@ type Sender struct {
 	// PayloadLogger receives a summary of each request; nil means none.
 	PayloadLogger PayloadLogger
 	// Timeout is both the deadline for the response (from sending to its
-	// headers) and the idle watchdog: the longest wait for the next
-	// server-sent event (comment lines such as keep-alives do not count,
-	// an API's ping events do); zero means DefaultTimeout. There is no
-	// overall deadline: a healthy stream is never cut, however long.
+	// headers) and the idle watchdog: the longest wait for the next bytes
+	// of the body. Anything received counts, an API's ping events and
+	// keep-alive comment lines included, so a slow stream that keeps
+	// sending is never cut; zero means DefaultTimeout. There is no overall
+	// deadline: a healthy stream is never cut, however long.
 	Timeout time.Duration
 	// MaxLine bounds one SSE line; zero means sse.DefaultMaxLine (16 MiB).
 	MaxLine int
@@ -118,10 +130,22 @@ type Decoder interface {
 	End(out []Event) ([]Event, error)
 }
 
-var (
-	errIdle   = errors.New("no data within the timeout")
-	errClosed = errors.New("stream closed")
-)
+var errClosed = errors.New("stream closed")
+
+// deadlineError is the cause of an ErrTimeout from the provider's own
+// deadlines: no response within Timeout, or a stream that went silent
+// for Timeout.
+type deadlineError struct {
+	wait    time.Duration
+	started bool // the response had begun: the idle watchdog fired
+}
+
+func (e *deadlineError) Error() string {
+	if e.started {
+		return "the stream stalled: nothing received for " + e.wait.String()
+	}
+	return "the server sent no response within " + e.wait.String()
+}
 
 func (s *Sender) timeout() time.Duration {
 	if s.Timeout > 0 {
@@ -249,7 +273,12 @@ func (st *Stream) step() error {
 	if err != nil {
 		return st.readError(err)
 	}
-	st.timer.Reset(st.s.timeout())
+	if ev.Bare {
+		var ok bool
+		if ev, ok = BareError(ev); !ok {
+			return nil // ignored, as the format ignores lines it does not know
+		}
+	}
 	var done bool
 	st.pending, done, err = st.dec.Decode(ev, st.pending)
 	if done {
@@ -278,13 +307,20 @@ func (st *Stream) readError(err error) error {
 	if e := st.stopped(); e != nil {
 		return e
 	}
-	if context.Cause(st.actx) == errIdle {
-		return &Error{Kind: ErrTimeout, Provider: st.s.Provider, Err: errIdle, Retryable: true}
+	if de := st.deadline(); de != nil {
+		return &Error{Kind: ErrTimeout, Provider: st.s.Provider, Err: de, Retryable: true}
 	}
 	if errors.Is(err, sse.ErrLineTooLong) {
 		return &Error{Kind: ErrUpstream, Provider: st.s.Provider, Err: err}
 	}
-	return &Error{Kind: ErrUpstream, Provider: st.s.Provider, Err: err, Retryable: true}
+	return &Error{Kind: ErrUpstream, Provider: st.s.Provider, Err: MaskURLError(err, st.call.URL), Retryable: true}
+}
+
+// deadline returns the cause of the current attempt's end when one of the
+// provider's own deadlines ended it, or nil.
+func (st *Stream) deadline() *deadlineError {
+	de, _ := context.Cause(st.actx).(*deadlineError)
+	return de
 }
 
 // stopped returns the error for a stream the caller ended (cancelled
@@ -356,6 +392,10 @@ func (st *Stream) retry(err error) bool {
 	if !errors.As(err, &pe) || !pe.Retryable || st.attempt > MaxRetries || st.stopped() != nil {
 		return false
 	}
+	var de *deadlineError
+	if errors.As(pe.Err, &de) && st.attempt > MaxTimeoutRetries {
+		return false
+	}
 	wait := backoff(st.attempt)
 	if pe.RetryAfter > 0 {
 		if pe.RetryAfter > MaxRetryAfter {
@@ -395,7 +435,7 @@ func (st *Stream) send() error {
 	st.actx, st.acancel = context.WithCancelCause(st.ctx)
 	req, err := http.NewRequestWithContext(st.actx, http.MethodPost, st.call.URL, bytes.NewReader(st.call.Body))
 	if err != nil {
-		return &Error{Kind: ErrInvalidRequest, Provider: s.Provider, Err: err}
+		return &Error{Kind: ErrInvalidRequest, Provider: s.Provider, Err: MaskURLError(err, st.call.URL)}
 	}
 	for k, vs := range st.call.Header {
 		req.Header[k] = vs
@@ -404,37 +444,48 @@ func (st *Stream) send() error {
 	req.Header.Set("Accept", "text/event-stream")
 	if s.PayloadLogger != nil {
 		sum := st.call.Summary
-		sum.Provider, sum.URL, sum.Bytes, sum.Attempt = s.Provider, st.call.URL, len(st.call.Body), st.attempt
+		sum.Provider, sum.URL, sum.Bytes, sum.Attempt = s.Provider, RedactURL(st.call.URL), len(st.call.Body), st.attempt
 		s.PayloadLogger.LogPayload(st.parent, sum)
 	}
-	s.log().Debug("provider request", "provider", s.Provider, "url", st.call.URL, "bytes", len(st.call.Body), "attempt", st.attempt)
+	s.log().Debug("provider request", "provider", s.Provider, "url", RedactURL(st.call.URL), "bytes", len(st.call.Body), "attempt", st.attempt)
 
-	// The first-byte deadline: the same timer becomes the idle watchdog
-	// once events flow (decisions.md §5).
-	acancel := st.acancel
-	st.timer = time.AfterFunc(s.timeout(), func() { acancel(errIdle) })
+	// The first-byte deadline (decisions.md §5): until the response
+	// begins. Then the idle watchdog, reset by every read that brings
+	// bytes.
+	acancel, wait := st.acancel, s.timeout()
+	st.timer = time.AfterFunc(wait, func() { acancel(&deadlineError{wait: wait}) })
 	resp, err := s.executor().Do(req)
 	if err != nil {
 		if e := st.stopped(); e != nil {
 			return e
 		}
-		if context.Cause(st.actx) == errIdle {
-			return &Error{Kind: ErrTimeout, Provider: s.Provider, Err: errIdle, Retryable: true}
+		if de := st.deadline(); de != nil {
+			return &Error{Kind: ErrTimeout, Provider: s.Provider, Err: de, Retryable: true}
 		}
-		return &Error{Kind: ErrUpstream, Provider: s.Provider, Err: err, Retryable: true}
+		// The URL may hold a key in its query or path (cli.md --base-url):
+		// the error that quotes it is masked before it reaches a message,
+		// a log or the transcript (decisions.md §2).
+		return &Error{Kind: ErrUpstream, Provider: s.Provider, Err: MaskURLError(err, st.call.URL), Retryable: true}
 	}
-	st.timer.Reset(s.timeout()) // the first byte has arrived: from here the watchdog
+	if !st.timer.Stop() {
+		// The deadline ran out as the response arrived.
+		resp.Body.Close()
+		return &Error{Kind: ErrTimeout, Provider: s.Provider, Err: &deadlineError{wait: wait}, Retryable: true}
+	}
+	st.timer = time.AfterFunc(wait, func() { acancel(&deadlineError{wait: wait, started: true}) })
 	st.body = resp.Body
 	// An executor's body may not watch the context: close it when the
 	// attempt ends so that a blocked read returns.
 	body := resp.Body
 	st.stopAF = context.AfterFunc(st.actx, func() { body.Close() })
 
+	// Any bytes count as life: events, pings and keep-alive comments.
+	resp.Body = &activity{r: resp.Body, timer: st.timer, wait: wait}
 	ctype, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode/100 != 2 || ctype == "application/json" {
 		return st.statusError(resp)
 	}
-	st.rd = sse.NewReader(resp.Body, sse.Options{MaxLine: s.MaxLine})
+	st.rd = sse.NewReader(resp.Body, ReaderOptions(s.MaxLine))
 	st.dec = st.call.NewDecoder()
 	return nil
 }
@@ -472,7 +523,7 @@ func (st *Stream) statusError(resp *http.Response) error {
 	}
 	e.Provider = s.Provider
 	e.RequestID = clean(firstHeader(resp.Header, "Request-Id", "X-Request-Id"), 200)
-	if d, ok := retryAfter(resp.Header, time.Now()); ok {
+	if d, ok := RetryAfter(resp.Header, time.Now()); ok {
 		e.RetryAfter = d
 	}
 	switch strings.ToLower(resp.Header.Get("X-Should-Retry")) {
@@ -482,6 +533,63 @@ func (st *Stream) statusError(resp *http.Response) error {
 		e.Retryable = false
 	}
 	return e
+}
+
+// activity resets the idle watchdog whenever a read brings bytes.
+type activity struct {
+	r     io.ReadCloser
+	timer *time.Timer
+	wait  time.Duration
+}
+
+func (a *activity) Read(p []byte) (int, error) {
+	n, err := a.r.Read(p)
+	if n > 0 {
+		a.timer.Reset(a.wait)
+	}
+	return n, err
+}
+
+func (a *activity) Close() error { return a.r.Close() }
+
+// ReaderOptions are the options of every provider's event reader: lines
+// bounded by maxLine (zero: 16 MiB, decisions.md §5), and JSON objects
+// written outside the event format read whole (sse.Options.BareJSON), as
+// some APIs report an error that occurs after the stream began (see
+// BareError).
+func ReaderOptions(maxLine int) sse.Options {
+	return sse.Options{MaxLine: maxLine, BareJSON: true}
+}
+
+// BareError returns the event a decoder reads for a JSON object a server
+// wrote outside the event format (sse.Event.Bare): an "error" event with
+// the object as its data when the object reports an error (an "error"
+// member holding an object or a text), which the decoder types as it
+// types the API's own in-stream errors (decisions.md §5). The genai API
+// sends an error that occurs after streaming began so, as a bare object
+// over one or several lines, and the chat-completions servers of some
+// vendors send a bare {"error": ...} line; the vendors' clients raise
+// them. Any other bare object reports nothing: ok is false and it is
+// ignored, as the format ignores lines it does not know.
+func BareError(ev sse.Event) (sse.Event, bool) {
+	var sc jsonscan.Scanner
+	sc.Reset(ev.Data)
+	found := false
+	if sc.Object() {
+		for sc.More() {
+			if sc.Key() == "error" {
+				switch sc.Peek() {
+				case jsonscan.Object, jsonscan.String:
+					found = true
+				}
+			}
+			sc.Skip()
+		}
+	}
+	if sc.Done() != nil || !found {
+		return sse.Event{}, false
+	}
+	return sse.Event{Type: "error", Data: ev.Data}, true
 }
 
 func firstHeader(h http.Header, names ...string) string {

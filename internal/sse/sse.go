@@ -9,6 +9,9 @@
 // of one event: a longer line is an error wrapping ErrLineTooLong, never a
 // hang or unbounded growth.
 //
+// With Options.BareJSON the reader also returns JSON objects written
+// outside the format (see Options), as Events with Bare set.
+//
 // Imports: standard library only.
 package sse
 
@@ -34,12 +37,29 @@ type Event struct {
 	Type string // the "event" field; empty means "message"
 	Data string // data lines joined with '\n'
 	ID   string // the last event ID in force when dispatched
+	// Bare marks a JSON object written outside the event format
+	// (Options.BareJSON): Data holds it, its lines joined with '\n'.
+	Bare bool
 }
 
 // Options bounds a Reader. The zero value uses DefaultMaxLine for both.
 type Options struct {
 	MaxLine  int // longest accepted line, terminator excluded
-	MaxEvent int // most data bytes in one event; 0 means MaxLine
+	MaxEvent int // most data bytes in one event or bare object; 0 means MaxLine
+	// BareJSON returns a JSON object written without a field name as an
+	// Event with Bare set, as soon as it is complete. Some APIs report an
+	// error that occurs after the stream began this way, on one line or
+	// pretty-printed over several (the genai API; the chat-completions
+	// servers of some vendors); the format itself would ignore those lines
+	// as unknown fields. An object begins with a line whose first
+	// non-blank byte is '{' and takes the following lines (blank ones
+	// skipped) until its brackets balance, counted outside strings, as the
+	// vendor's own client does. It is bounded like an event's data
+	// (MaxEvent). A line of the format (a data, event, id or retry field,
+	// or a comment) before it balances abandons it: a JSON object cannot
+	// hold such a line, so the stream goes on as the format reads it. An
+	// object cut off by the end of the stream is discarded, like an event.
+	BareJSON bool
 }
 
 // Reader decodes an event stream. It is not safe for concurrent use.
@@ -53,6 +73,12 @@ type Reader struct {
 	maxLine  int
 	maxEvent int
 	bomDone  bool
+	bareJSON bool
+	tail     bool // the line returned last was cut off by the end of the stream
+
+	bare      []byte // the bare JSON object being read
+	inBare    bool
+	bareDepth int
 
 	lastID   string
 	typ      []byte
@@ -71,7 +97,7 @@ func NewReader(r io.Reader, opts Options) *Reader {
 	if opts.MaxEvent <= 0 {
 		opts.MaxEvent = opts.MaxLine
 	}
-	return &Reader{r: r, buf: make([]byte, 32<<10), maxLine: opts.MaxLine, maxEvent: opts.MaxEvent}
+	return &Reader{r: r, buf: make([]byte, 32<<10), maxLine: opts.MaxLine, maxEvent: opts.MaxEvent, bareJSON: opts.BareJSON}
 }
 
 // LastEventID is the last event ID seen on the stream, for resuming with
@@ -92,6 +118,25 @@ func (r *Reader) Next() (Event, error) {
 		if err != nil {
 			return Event{}, err
 		}
+		if r.bareJSON {
+			took, done, err := r.bareLine(line)
+			if err != nil {
+				return Event{}, err
+			}
+			if done {
+				ev := Event{Data: string(r.bare), Bare: true}
+				r.bare, r.inBare = r.bare[:0], false
+				return ev, nil
+			}
+			if took {
+				continue
+			}
+		}
+		if r.tail {
+			// The stream ended inside a line of the format: that line and
+			// its event are incomplete and are discarded.
+			return Event{}, io.EOF
+		}
 		if len(line) == 0 {
 			if len(r.data) == 0 {
 				r.typ, r.hasDat = r.typ[:0], false
@@ -108,6 +153,96 @@ func (r *Reader) Next() (Event, error) {
 			return Event{}, err
 		}
 	}
+}
+
+// bareLine feeds line to the bare JSON object being read, or starts one
+// with it. It reports whether it took the line and whether the object is
+// complete. A blank line is not taken: the object goes on after it, and
+// the format still dispatches the event it ends, so that the events of
+// the format come out as they would without BareJSON.
+func (r *Reader) bareLine(line []byte) (took, done bool, err error) {
+	switch {
+	case !r.inBare:
+		if !startsObject(line) {
+			return false, false, nil
+		}
+		r.inBare, r.bareDepth, r.bare = true, 0, r.bare[:0]
+	case len(line) == 0:
+		return false, false, nil
+	case formatLine(line):
+		r.inBare, r.bare = false, r.bare[:0]
+		return false, false, nil
+	}
+	n := len(line)
+	if len(r.bare) > 0 {
+		n++
+	}
+	if len(r.bare)+n > r.maxEvent {
+		r.inBare, r.bare = false, r.bare[:0]
+		return true, false, fmt.Errorf("%w: JSON object over %d bytes", ErrLineTooLong, r.maxEvent)
+	}
+	if len(r.bare) > 0 {
+		r.bare = append(r.bare, '\n')
+	}
+	r.bare = append(r.bare, line...)
+	r.bareDepth += depthChange(line)
+	if r.bareDepth <= 0 {
+		return true, true, nil
+	}
+	if r.tail {
+		r.inBare, r.bare = false, r.bare[:0] // cut off by the end of the stream
+	}
+	return true, false, nil
+}
+
+// startsObject reports whether line begins a bare JSON object: its first
+// byte that is not a space or tab is '{'.
+func startsObject(line []byte) bool {
+	s := bytes.TrimLeft(line, " \t")
+	return len(s) > 0 && s[0] == '{'
+}
+
+// formatLine reports whether line is a line of the event format that no
+// JSON text can continue with: a comment or a data, event, id or retry
+// field.
+func formatLine(line []byte) bool {
+	if line[0] == ':' {
+		return true
+	}
+	for _, f := range [...]string{"data", "event", "id", "retry"} {
+		if rest, ok := bytes.CutPrefix(line, []byte(f)); ok && (len(rest) == 0 || rest[0] == ':') {
+			return true
+		}
+	}
+	return false
+}
+
+// depthChange is the change in bracket depth over line, counting brackets
+// outside strings. A JSON string cannot span lines, so one left open ends
+// with its line: a broken line does not turn the count of the next ones
+// inside out.
+func depthChange(line []byte) int {
+	d, inStr, esc := 0, false, false
+	for _, c := range line {
+		switch {
+		case esc:
+			esc = false
+		case inStr:
+			switch c {
+			case '\\':
+				esc = true
+			case '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			d++
+		case c == '}' || c == ']':
+			d--
+		}
+	}
+	return d
 }
 
 // field processes one non-blank line.
@@ -151,6 +286,9 @@ func (r *Reader) field(line []byte) error {
 // readLine returns the next line without its terminator. The slice is
 // valid until the next call.
 func (r *Reader) readLine() ([]byte, error) {
+	if r.tail {
+		return nil, io.EOF
+	}
 	scanned := 0 // bytes of buf[start:end] known to hold no terminator
 	for {
 		seg := r.buf[r.start+scanned : r.end]
@@ -191,8 +329,15 @@ func (r *Reader) readLine() ([]byte, error) {
 			if r.err != nil {
 				return nil, r.err
 			}
-			// The stream ended inside a line: that line and its event are
-			// incomplete and are discarded.
+			// The stream ended inside a line. For the format that line and
+			// its event are incomplete and are discarded (Next), but it may
+			// complete a bare JSON object: a server that reports an error
+			// and closes need not end the line.
+			if r.bareJSON && r.start < r.end {
+				line := r.buf[r.start:r.end]
+				r.start, r.tail = r.end, true
+				return r.stripBOM(line), nil
+			}
 			r.start = r.end
 			return nil, io.EOF
 		}

@@ -102,6 +102,87 @@ func TestReaderAtEveryChunkSplit(t *testing.T) {
 	}
 }
 
+// bareCases are read with BareJSON: JSON objects written outside the
+// format, as some APIs report an error after the stream began.
+var bareCases = []struct {
+	name string
+	in   string
+	want []Event
+}{
+	{"one line after an event", "data: a\n\n{\"error\": {\"code\": 503, \"status\": \"UNAVAILABLE\"}}\n",
+		[]Event{{Data: "a"}, {Data: `{"error": {"code": 503, "status": "UNAVAILABLE"}}`, Bare: true}}},
+	{"over several lines", "data: a\n\n{\n  \"error\": {\n    \"code\": 503,\n    \"message\": \"x\"\n  }\n}\n",
+		[]Event{{Data: "a"}, {Data: "{\n  \"error\": {\n    \"code\": 503,\n    \"message\": \"x\"\n  }\n}", Bare: true}}},
+	{"crlf and indented", "  {\"error\":\r\n {\"code\": 1}}\r\n", []Event{{Data: "  {\"error\":\n {\"code\": 1}}", Bare: true}}},
+	{"no line end before the end of the stream", "data: a\n\n{\"error\": {}}", []Event{{Data: "a"}, {Data: `{"error": {}}`, Bare: true}}},
+	{"brackets inside strings", "{\"m\": \"a } b \\\" }\"\n}\n", []Event{{Data: "{\"m\": \"a } b \\\" }\"\n}", Bare: true}}},
+	{"blank lines inside", "{\n\n\"e\": 1\n\n}\n", []Event{{Data: "{\n\"e\": 1\n}", Bare: true}}},
+	{"blank line dispatches the format's event", "data: a\n{\n\n}\n", []Event{{Data: "a"}, {Data: "{\n}", Bare: true}}},
+	{"cut off by the end of the stream", "data: a\n\n{\"error\": {\n", []Event{{Data: "a"}}},
+	{"a field abandons it", "{\"error\": {\ndata: b\n\n", []Event{{Data: "b"}}},
+	{"a comment abandons it", "{\n: ping\ndata: b\n\n", []Event{{Data: "b"}}},
+	{"data in a string does not", "{\"x\": \"data: y\"}\n", []Event{{Data: `{"x": "data: y"}`, Bare: true}}},
+	{"an open string ends with its line", "{\"x\": \"open\n}\ndata: b\n\n", []Event{{Data: "{\"x\": \"open\n}", Bare: true}, {Data: "b"}}},
+	{"an array is not a start", "[{\"error\": 1}]\ndata: b\n\n", []Event{{Data: "b"}}},
+}
+
+func TestReaderBareJSONAtEveryChunkSplit(t *testing.T) {
+	for _, c := range bareCases {
+		t.Run(c.name, func(t *testing.T) {
+			for split := 0; split <= len(c.in); split++ {
+				r := &chunkReader{data: []byte(c.in), splits: []int{split, split + 2}}
+				got, _, err := readAll(r, Options{BareJSON: true})
+				if err != nil || !equal(got, c.want) {
+					t.Fatalf("split %d: got %+v %v, want %+v", split, got, err, c.want)
+				}
+			}
+			got, _, err := readAll(iotest.OneByteReader(strings.NewReader(c.in)), Options{BareJSON: true})
+			if err != nil || !equal(got, c.want) {
+				t.Fatalf("one byte: got %+v %v, want %+v", got, err, c.want)
+			}
+			// Without the option the format ignores those lines.
+			off, _, err := readAll(strings.NewReader(c.in), Options{})
+			if err != nil || !equal(off, withoutBare(c.want)) {
+				t.Fatalf("without BareJSON: got %+v %v", off, err)
+			}
+		})
+	}
+	// The format's own streams read the same with the option.
+	for _, c := range cases {
+		got, _, err := readAll(strings.NewReader(c.in), Options{BareJSON: true})
+		if err != nil || !equal(got, c.want) {
+			t.Errorf("%s with BareJSON: got %+v %v", c.name, got, err)
+		}
+	}
+}
+
+func withoutBare(evs []Event) []Event {
+	var out []Event
+	for _, ev := range evs {
+		if !ev.Bare {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// A bare object is bounded like an event's data: one that never balances
+// is an error at the bound, not unbounded growth.
+func TestBareJSONBound(t *testing.T) {
+	endless := io.MultiReader(strings.NewReader("{\n"), neverEnding('{'))
+	if _, _, err := readAll(endless, Options{MaxLine: 1 << 12, BareJSON: true}); !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("endless line: %v", err)
+	}
+	lines := strings.NewReader("{\n" + strings.Repeat("\"k\": [\n", 100))
+	if _, _, err := readAll(lines, Options{MaxLine: 100, MaxEvent: 300, BareJSON: true}); !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("many lines: %v", err)
+	}
+	ok := "{\"k\": \"" + strings.Repeat("v", 80) + "\"}\n"
+	if evs, _, err := readAll(strings.NewReader(ok), Options{MaxLine: 100, BareJSON: true}); err != nil || len(evs) != 1 {
+		t.Fatalf("object at the bound: %+v %v", evs, err)
+	}
+}
+
 func equal(a, b []Event) bool {
 	if len(a) != len(b) {
 		return false
@@ -213,6 +294,9 @@ func FuzzReader(f *testing.F) {
 	for _, c := range cases {
 		f.Add([]byte(c.in), uint8(3))
 	}
+	for _, c := range bareCases {
+		f.Add([]byte(c.in), uint8(3))
+	}
 	f.Fuzz(func(t *testing.T, data []byte, split uint8) {
 		whole, _, errWhole := readAll(bytes.NewReader(data), Options{MaxLine: 1 << 12})
 		pieces, _, errPieces := readAll(&chunkReader{data: data, splits: []int{int(split), int(split) * 2}}, Options{MaxLine: 1 << 12})
@@ -220,8 +304,24 @@ func FuzzReader(f *testing.F) {
 			t.Fatalf("chunking changed the result: %+v %v vs %+v %v", whole, errWhole, pieces, errPieces)
 		}
 		for _, ev := range whole {
-			if strings.ContainsAny(ev.Type, "\r\n") || strings.ContainsRune(ev.ID, 0) {
+			if strings.ContainsAny(ev.Type, "\r\n") || strings.ContainsRune(ev.ID, 0) || ev.Bare {
 				t.Fatalf("bad field in %+v", ev)
+			}
+		}
+		// With BareJSON: the same at every chunking, and the format's
+		// events are those read without it.
+		bare := Options{MaxLine: 1 << 12, BareJSON: true}
+		bWhole, _, errBWhole := readAll(bytes.NewReader(data), bare)
+		bPieces, _, errBPieces := readAll(&chunkReader{data: data, splits: []int{int(split), int(split) * 2}}, bare)
+		if (errBWhole == nil) != (errBPieces == nil) || !equal(bWhole, bPieces) {
+			t.Fatalf("chunking changed the result with BareJSON: %+v %v vs %+v %v", bWhole, errBWhole, bPieces, errBPieces)
+		}
+		if errBWhole == nil && errWhole == nil && !equal(withoutBare(bWhole), whole) {
+			t.Fatalf("BareJSON changed the format's events: %+v vs %+v", bWhole, whole)
+		}
+		for _, ev := range bWhole {
+			if ev.Bare && (len(ev.Data) > 1<<12 || !startsObject([]byte(ev.Data))) {
+				t.Fatalf("bad bare object %q", ev.Data)
 			}
 		}
 	})

@@ -381,6 +381,10 @@ func TestStatusAndRetries(t *testing.T) {
 			{"413", []pt.Response{pt.Status(413, `too large`)}, providers.ErrContextTooLong, 1, ""},
 			{"redirect", []pt.Response{pt.Status(307, ``, "Location", "http://elsewhere")}, providers.ErrInvalidRequest, 1, ""},
 			{"Retry-After over a minute", []pt.Response{pt.Status(429, `{}`, "Retry-After", "120"), pt.Stream(ok)}, providers.ErrRateLimited, 1, ""},
+			// An absurd wait counts as longer than a minute, never as none.
+			{"negative Retry-After", []pt.Response{pt.Status(429, `{}`, "Retry-After", "-5"), pt.Stream(ok)}, providers.ErrRateLimited, 1, ""},
+			{"overflowing retry-after-ms", []pt.Response{pt.Status(429, `{}`, "Retry-After-Ms", "99999999999999999999999"), pt.Stream(ok)}, providers.ErrRateLimited, 1, ""},
+			{"Retry-After date far ahead", []pt.Response{pt.Status(503, `{}`, "Retry-After", "Fri, 31 Dec 9999 23:59:59 GMT"), pt.Stream(ok)}, providers.ErrUpstream, 1, ""},
 			{"JSON instead of a stream", []pt.Response{{Status: 200, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"error":{"message":"no"}}`)}}, providers.ErrUpstream, 1, ""},
 		}
 		for _, c := range cases {
@@ -414,6 +418,10 @@ func TestStatusAndRetries(t *testing.T) {
 		pe, _ := errOf(t, localWith(t, LocalOptions{Executor: pt.NewReplay(pt.Status(429, `{}`, "Retry-After", "120"))}))
 		if pe.RetryAfter != 2*time.Minute || !pe.Retryable {
 			t.Errorf("RetryAfter %v retryable %v", pe.RetryAfter, pe.Retryable)
+		}
+		pe, _ = errOf(t, localWith(t, LocalOptions{Executor: pt.NewReplay(pt.Status(429, `{"error":{"message":"slow down"}}`, "Retry-After-Ms", "-1"))}))
+		if pe.RetryAfter != providers.RetryAfterTooLong || pe.Error() != "local: rate limited (429): slow down; the server asks to wait longer than 1m0s" {
+			t.Errorf("absurd Retry-After: %v", pe)
 		}
 	})
 }
@@ -475,11 +483,15 @@ func TestWatchdog(t *testing.T) {
 			t.Errorf("watchdog fired after %v", d)
 		}
 
-		// Silent from the start: the first-byte deadline, retried twice.
-		ex = pt.NewReplay(pt.Response{Body: data, Stall: true})
-		pe, _ := errOf(t, localWith(t, LocalOptions{Executor: ex, Timeout: 10 * time.Second}))
-		if !errors.Is(pe, providers.ErrTimeout) || ex.Requests() != 3 {
-			t.Errorf("silent server: %v after %d requests", pe, ex.Requests())
+		// Silent from the start, with or without an answer's headers: the
+		// deadline, retried once (providers.MaxTimeoutRetries).
+		for _, r := range []pt.Response{{Body: data, Stall: true}, {NoAnswer: true}} {
+			ex = pt.NewReplay(r)
+			start = time.Now()
+			pe, _ := errOf(t, localWith(t, LocalOptions{Executor: ex, Timeout: 10 * time.Second}))
+			if !errors.Is(pe, providers.ErrTimeout) || ex.Requests() != 2 || time.Since(start) > 21*time.Second {
+				t.Errorf("silent server: %v after %d requests and %v", pe, ex.Requests(), time.Since(start))
+			}
 		}
 
 		// Fourteen minutes of a slow stream, one event every 20 s, with a

@@ -106,7 +106,7 @@ func NewClient(opts Options) (*Client, error) {
 	}
 	u, err := url.Parse(opts.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%s: base URL %q: want an http or https URL", opts.Name, opts.BaseURL)
+		return nil, fmt.Errorf("%s: base URL %q: want an http or https URL", opts.Name, providers.RedactURL(opts.BaseURL))
 	}
 	h := opts.Header.Clone()
 	if h == nil {
@@ -117,7 +117,7 @@ func NewClient(opts Options) (*Client, error) {
 	}
 	return &Client{
 		opts:   opts,
-		url:    strings.TrimRight(opts.BaseURL, "/") + "/chat/completions",
+		url:    providers.Endpoint(opts.BaseURL, "/chat/completions", ""),
 		header: h,
 		sender: &providers.Sender{
 			Provider:      opts.Name,

@@ -383,6 +383,10 @@ func (d *Decoder) parseUsage() {
 
 func parseAPIError(sc *jsonscan.Scanner) *apiError {
 	e := &apiError{}
+	if sc.Peek() == jsonscan.String {
+		e.message = sc.String() // a gateway's {"error": "text"}
+		return e
+	}
 	if !sc.Object() {
 		return e
 	}

@@ -127,7 +127,7 @@ func New(opts Options) (*Provider, error) {
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("genai: base URL %q: want the API root as an http or https URL", opts.BaseURL)
+		return nil, fmt.Errorf("genai: base URL %q: want the API root as an http or https URL", providers.RedactURL(opts.BaseURL))
 	}
 	switch opts.ResponseMimeType {
 	case "", "text/plain", "application/json":
@@ -176,7 +176,7 @@ func New(opts Options) (*Provider, error) {
 // URL is the endpoint the provider posts to for model.
 func (p *Provider) URL(model string) string {
 	model = strings.TrimPrefix(model, "models/")
-	return p.base + "/v1beta/models/" + url.PathEscape(model) + ":streamGenerateContent?alt=sse"
+	return providers.Endpoint(p.base, "/v1beta/models/"+url.PathEscape(model)+":streamGenerateContent", "alt=sse")
 }
 
 // Capabilities implements providers.Provider.

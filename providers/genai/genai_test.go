@@ -274,6 +274,8 @@ func TestRequestBodies(t *testing.T) {
 func TestErrorsAndRetries(t *testing.T) {
 	ok, _ := os.ReadFile("testdata/text.sse")
 	over, _ := os.ReadFile("testdata/error_instream.sse")
+	bare, _ := os.ReadFile("testdata/error_bare.sse")
+	const bareExhausted = "{\n  \"error\": {\n    \"code\": 429,\n    \"message\": \"Resource has been exhausted (e.g. check quota).\",\n    \"status\": \"RESOURCE_EXHAUSTED\"\n  }\n}\n"
 	synctest.Test(t, func(t *testing.T) {
 		want := pt.Run(t, newWith(t, Options{Executor: pt.NewReplay(pt.Stream(ok))}), hello())
 		unavailable := `{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}`
@@ -282,6 +284,13 @@ func TestErrorsAndRetries(t *testing.T) {
 			pt.Case("503 as a list", []pt.Response{pt.Status(503, "["+unavailable+"]")}, providers.ErrUpstream, "UNAVAILABLE", 3),
 			pt.Case("in-stream unavailable then success", []pt.Response{pt.Stream(over), pt.Stream(ok)}, nil, "", 2),
 			pt.Case("in-stream unavailable three times", []pt.Response{pt.Stream(over)}, providers.ErrUpstream, "UNAVAILABLE", 3),
+			// After the stream began the API writes an error as a bare JSON
+			// object, on one line or over several.
+			pt.Case("bare unavailable then success", []pt.Response{pt.Stream(bare), pt.Stream(ok)}, nil, "", 2),
+			pt.Case("bare unavailable three times", []pt.Response{pt.Stream(bare)}, providers.ErrUpstream, "UNAVAILABLE", 3),
+			pt.Case("bare multi-line resource exhausted then success", []pt.Response{pt.Stream([]byte(bareExhausted)), pt.Stream(ok)}, nil, "", 2),
+			pt.Case("bare multi-line resource exhausted three times", []pt.Response{pt.Stream([]byte(bareExhausted))}, providers.ErrRateLimited, "RESOURCE_EXHAUSTED", 3),
+			pt.Case("bare invalid argument", []pt.Response{pt.Stream([]byte(`{"error": {"code": 400, "message": "Invalid value.", "status": "INVALID_ARGUMENT"}}`))}, providers.ErrInvalidRequest, "INVALID_ARGUMENT", 1),
 			pt.Case("429", []pt.Response{pt.Status(429, `{"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED"}}`, "Retry-After", "1"), pt.Stream(ok)}, nil, "", 2),
 			pt.Case("bad key", []pt.Response{pt.Status(400, `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}`)}, providers.ErrAuthentication, "API_KEY_INVALID", 1),
 			pt.Case("403", []pt.Response{pt.Status(403, `{"error":{"code":403,"message":"denied","status":"PERMISSION_DENIED"}}`)}, providers.ErrAuthentication, "PERMISSION_DENIED", 1),

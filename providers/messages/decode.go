@@ -63,7 +63,9 @@ func (d *Decoder) Decode(ev sse.Event, out []providers.Event) ([]providers.Event
 	}
 	e := &d.e
 	typ := e.typ
-	if typ == "" {
+	if typ == "" || ev.Type == "error" {
+		// An error event whatever its data says: the API names both, and
+		// a bare error object (providers.BareError) may name neither.
 		typ = ev.Type
 	}
 	switch typ {
@@ -215,6 +217,10 @@ func (d *Decoder) parse(data string) error {
 				}
 			}
 		case "error":
+			if sc.Peek() == jsonscan.String {
+				e.err.message = sc.String() // a gateway's {"error": "text"}
+				continue
+			}
 			if sc.Object() {
 				for sc.More() {
 					switch sc.Key() {

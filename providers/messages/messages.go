@@ -80,7 +80,7 @@ func New(opts Options) (*Provider, error) {
 	}
 	u, err := url.Parse(opts.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("messages: base URL %q: want the API root as an http or https URL", opts.BaseURL)
+		return nil, fmt.Errorf("messages: base URL %q: want the API root as an http or https URL", providers.RedactURL(opts.BaseURL))
 	}
 	h := opts.Header.Clone()
 	if h == nil {
@@ -92,7 +92,7 @@ func New(opts Options) (*Provider, error) {
 	h.Set("Anthropic-Version", APIVersion) // the API's version header
 	return &Provider{
 		opts:   opts,
-		url:    strings.TrimRight(opts.BaseURL, "/") + "/v1/messages",
+		url:    providers.Endpoint(opts.BaseURL, "/v1/messages", ""),
 		header: h,
 		sender: &providers.Sender{
 			Provider:      "messages",

@@ -348,3 +348,24 @@ func TestPlumbingOptions(t *testing.T) {
 		return newWith(t, Options{APIKey: "sk-secret", Executor: o.Executor, Logger: o.Logger, PayloadLogger: o.PayloadLogger, Timeout: o.Timeout})
 	}, hello, data, bytes.Index(data, []byte(`"Hello"`))+100)
 }
+
+// With the default deadlines, a long silence filled with the API's ping
+// events is never cut: ten minutes of thinking, a ping every 50 s.
+func TestPingsKeepALongStreamAlive(t *testing.T) {
+	data, _ := os.ReadFile("testdata/text.sse")
+	start := bytes.Index(data, []byte("event: content_block_start"))
+	ping := []byte("event: ping\ndata: {\"type\": \"ping\"}\n\n")
+	body := append([]byte(nil), data[:start]...)
+	for range 12 {
+		body = append(body, ping...)
+	}
+	body = append(body, data[start:]...)
+	synctest.Test(t, func(t *testing.T) {
+		want := pt.Run(t, newWith(t, Options{Executor: pt.NewReplay(pt.Stream(data))}), hello())
+		ex := pt.NewReplay(pt.Response{Body: body, Chunk: len(ping), Delay: 50 * time.Second})
+		began := time.Now()
+		if got := pt.Run(t, newWith(t, Options{Executor: ex}), hello()); got != want || ex.Requests() != 1 || time.Since(began) < 10*time.Minute {
+			t.Fatalf("after %v and %d requests:\n%s", time.Since(began), ex.Requests(), got)
+		}
+	})
+}

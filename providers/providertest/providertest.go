@@ -51,6 +51,9 @@ type Response struct {
 	// Err, when set, is returned by Do instead of a response (a
 	// connection error).
 	Err error
+	// NoAnswer blocks Do until the request's context ends (a server that
+	// accepts the request and never answers).
+	NoAnswer bool
 }
 
 // Replay is a providers.Executor answering from a script, one Response per
@@ -80,6 +83,10 @@ func (r *Replay) Do(req *http.Request) (*http.Response, error) {
 	r.mu.Unlock()
 	if resp.Err != nil {
 		return nil, resp.Err
+	}
+	if resp.NoAnswer {
+		<-req.Context().Done()
+		return nil, req.Context().Err()
 	}
 	if err := req.Context().Err(); err != nil {
 		return nil, err
@@ -357,13 +364,14 @@ func leaked() string {
 	return strings.Join(out, "\n\n")
 }
 
-// CheckDecoder runs a fresh decoder over an event stream and fails t when
+// CheckDecoder runs a fresh decoder over an event stream, read as the
+// providers read it (bare JSON errors included), and fails t when
 // a stream invariant breaks: only known event types, Finish last in its
 // batch, "done" only with a Finish, no Finish before the end marker, and
 // nothing after the end marker or an error. Decoder fuzz targets of every
 // API surface share it.
 func CheckDecoder(t testing.TB, newDecoder func() providers.Decoder, data []byte) {
-	rd := sse.NewReader(bytes.NewReader(data), sse.Options{MaxLine: 1 << 16})
+	rd := sse.NewReader(bytes.NewReader(data), providers.ReaderOptions(1<<16))
 	d := newDecoder()
 	var out []providers.Event
 	check := func(evs []providers.Event) {
@@ -385,6 +393,12 @@ func CheckDecoder(t testing.TB, newDecoder func() providers.Decoder, data []byte
 		}
 		if err != nil {
 			return
+		}
+		if ev.Bare {
+			var ok bool
+			if ev, ok = providers.BareError(ev); !ok {
+				continue
+			}
 		}
 		evs, done, err := d.Decode(ev, out[:0])
 		check(evs)

@@ -86,7 +86,9 @@ func (d *Decoder) Decode(ev sse.Event, out []providers.Event) ([]providers.Event
 	}
 	e := &d.e
 	typ := e.typ
-	if typ == "" {
+	if typ == "" || ev.Type == "error" {
+		// An error event whatever its data says: the API names both, and
+		// a bare error object (providers.BareError) may name neither.
 		typ = ev.Type
 	}
 	switch typ {
@@ -315,8 +317,13 @@ func (d *Decoder) parse(data string) error {
 				sc.Skip()
 			}
 		case "error":
-			// Some gateways nest the error event's fields.
-			if sc.Peek() != jsonscan.Object {
+			// Some gateways nest the error event's fields, or send a text.
+			switch sc.Peek() {
+			case jsonscan.Object:
+			case jsonscan.String:
+				e.message = sc.String()
+				continue
+			default:
 				sc.Skip()
 				continue
 			}

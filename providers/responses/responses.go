@@ -155,7 +155,7 @@ func New(opts Options) (*Provider, error) {
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("responses: base URL %q: want an http or https URL with the version path", opts.BaseURL)
+		return nil, fmt.Errorf("responses: base URL %q: want an http or https URL with the version path", providers.RedactURL(opts.BaseURL))
 	}
 	surface := opts.APISurface
 	switch surface {
@@ -169,7 +169,7 @@ func New(opts Options) (*Provider, error) {
 		return nil, fmt.Errorf("responses: apiSurface %q: want responses or chat-completions", opts.APISurface)
 	}
 	if w := opts.NativeWebTools; (w.WebSearch || w.WebFetch) && custom {
-		return nil, fmt.Errorf("responses: nativeWebTools: the hosted web tools exist only on the official endpoint, not on %s", base)
+		return nil, fmt.Errorf("responses: nativeWebTools: the hosted web tools exist only on the official endpoint, not on %s", providers.RedactURL(base))
 	}
 	if w := opts.NativeWebTools; (w.WebSearch || w.WebFetch) && surface != SurfaceResponses {
 		return nil, fmt.Errorf("responses: nativeWebTools: the hosted web tools need the responses apiSurface")
@@ -218,7 +218,7 @@ func New(opts Options) (*Provider, error) {
 		p.url = p.chat.URL()
 		return p, nil
 	}
-	p.url = base + "/responses"
+	p.url = providers.Endpoint(base, "/responses", "")
 	p.sender = &providers.Sender{
 		Provider:      "responses",
 		Executor:      opts.Executor,

@@ -199,7 +199,7 @@ func New(opts Options) (*Provider, error) {
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("video: base URL %q: want the API root as an http or https URL", opts.BaseURL)
+		return nil, fmt.Errorf("video: base URL %q: want the API root as an http or https URL", providers.RedactURL(opts.BaseURL))
 	}
 	p := &Provider{opts: opts, base: base, ex: opts.Executor, log: opts.Logger}
 	if p.ex == nil {
@@ -387,7 +387,10 @@ func (p *Provider) do(ctx context.Context, op, method, path string, body []byte,
 		if err == nil {
 			return r, nil
 		}
-		if attempt > maxRetries || !retry(err) || ctx.Err() != nil {
+		if attempt > maxRetries || !retry(err) || ctx.Err() != nil ||
+			errors.Is(err.Err, errNoResponse) && attempt > providers.MaxTimeoutRetries {
+			// A server that never answers costs two timeouts, as a chat
+			// provider's does (docs/providers.md, "Deadlines and retries").
 			return nil, err
 		}
 		wait := backoffBase << (attempt - 1)
@@ -425,6 +428,9 @@ func (p *Provider) ctxError(ctx context.Context, op string) *Error {
 	return &Error{Kind: providers.ErrCancelled, Op: op, Err: cause}
 }
 
+// errNoResponse is the cause of a call that the timeout ended.
+var errNoResponse = errors.New("no complete response within the timeout")
+
 func (p *Provider) once(ctx context.Context, op, method, path string, body []byte) (*wireResponse, *Error) {
 	actx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
 	defer cancel()
@@ -432,9 +438,10 @@ func (p *Provider) once(ctx context.Context, op, method, path string, body []byt
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(actx, method, p.base+path, rd)
+	target := providers.Endpoint(p.base, path, "")
+	req, err := http.NewRequestWithContext(actx, method, target, rd)
 	if err != nil {
-		return nil, &Error{Kind: providers.ErrInvalidRequest, Op: op, Err: err}
+		return nil, &Error{Kind: providers.ErrInvalidRequest, Op: op, Err: providers.MaskURLError(err, target)}
 	}
 	for k, vs := range p.opts.Header {
 		req.Header[k] = vs
@@ -451,9 +458,10 @@ func (p *Provider) once(ctx context.Context, op, method, path string, body []byt
 			return nil, p.ctxError(ctx, op)
 		}
 		if actx.Err() != nil {
-			return nil, &Error{Kind: providers.ErrTimeout, Op: op, Err: errors.New("no response within the timeout")}
+			return nil, &Error{Kind: providers.ErrTimeout, Op: op, Err: errNoResponse}
 		}
-		return nil, &Error{Kind: providers.ErrUpstream, Op: op, Err: err}
+		// The error quotes the URL, which may hold a key (decisions.md §2).
+		return nil, &Error{Kind: providers.ErrUpstream, Op: op, Err: providers.MaskURLError(err, target)}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
@@ -462,7 +470,7 @@ func (p *Provider) once(ctx context.Context, op, method, path string, body []byt
 			return nil, p.ctxError(ctx, op)
 		}
 		if actx.Err() != nil {
-			return nil, &Error{Kind: providers.ErrTimeout, Op: op, Err: errors.New("no complete response within the timeout")}
+			return nil, &Error{Kind: providers.ErrTimeout, Op: op, Err: errNoResponse}
 		}
 		return nil, &Error{Kind: providers.ErrUpstream, Op: op, Err: err}
 	}
@@ -492,10 +500,8 @@ func statusError(op string, resp *http.Response, w *wireResponse, data []byte, j
 	if e.RequestID == "" {
 		e.RequestID = clean(resp.Header.Get("X-Request-Id"), 200)
 	}
-	if v := resp.Header.Get("Retry-After"); v != "" {
-		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 1e9 {
-			e.RetryAfter = time.Duration(s * float64(time.Second))
-		}
+	if d, ok := providers.RetryAfter(resp.Header, time.Now()); ok {
+		e.RetryAfter = d // an absurd value counts as too long, never as no wait
 	}
 	return e
 }

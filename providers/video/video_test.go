@@ -215,6 +215,8 @@ func TestErrorsAndRetries(t *testing.T) {
 			{"get connection error then ok", "get", []pt.Response{{Err: errors.New("connection reset")}, pt.Status(200, ok)}, nil, 2},
 			{"get 429 with Retry-After", "get", []pt.Response{pt.Status(429, `{"code":"Throttling.RateQuota","message":"Requests rate limit exceeded"}`, "Retry-After", "2"), pt.Status(200, ok)}, nil, 2},
 			{"get 429 too long to wait", "get", []pt.Response{pt.Status(429, `{"code":"Throttling"}`, "Retry-After", "600")}, providers.ErrRateLimited, 1},
+			{"get 429 with an overflowing Retry-After", "get", []pt.Response{pt.Status(429, `{"code":"Throttling"}`, "Retry-After", "1e400"), pt.Status(200, ok)}, providers.ErrRateLimited, 1},
+			{"get 429 with a negative Retry-After", "get", []pt.Response{pt.Status(429, `{"code":"Throttling"}`, "Retry-After", "-1"), pt.Status(200, ok)}, providers.ErrRateLimited, 1},
 			{"get 404", "get", []pt.Response{pt.Status(404, `{"code":"NotFound","message":"task not found"}`)}, ErrJobNotFound, 1},
 			{"get 400", "get", []pt.Response{pt.Status(400, `{"code":"InvalidParameter","message":"bad"}`)}, providers.ErrInvalidRequest, 1},
 			{"get 504", "get", []pt.Response{pt.Status(504, `<html>gateway</html>`)}, providers.ErrTimeout, 3},
@@ -256,15 +258,21 @@ func TestErrorsAndRetries(t *testing.T) {
 // cancellation ends it at once.
 func TestTimeoutAndCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		ex := pt.NewReplay(pt.Response{Status: 200, Body: []byte(`{"output":{}}`), Stall: true})
-		p, _ := New(Options{APIKey: "k", Executor: ex, Timeout: 5 * time.Second})
-		_, err := p.GetVideoJob(context.Background(), "t1")
-		if !errors.Is(err, providers.ErrTimeout) || ex.Requests() != 3 {
-			t.Errorf("stalled: %v after %d requests", err, ex.Requests())
+		// Stalled or silent: the timeout, retried once
+		// (providers.MaxTimeoutRetries).
+		for _, r := range []pt.Response{{Status: 200, Body: []byte(`{"output":{}}`), Stall: true}, {NoAnswer: true}} {
+			ex := pt.NewReplay(r)
+			p, _ := New(Options{APIKey: "k", Executor: ex, Timeout: 5 * time.Second})
+			start := time.Now()
+			_, err := p.GetVideoJob(context.Background(), "t1")
+			if !errors.Is(err, providers.ErrTimeout) || ex.Requests() != 2 || time.Since(start) > 11*time.Second {
+				t.Errorf("stalled: %v after %d requests and %v", err, ex.Requests(), time.Since(start))
+			}
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() { time.Sleep(time.Second); cancel() }()
-		_, err = p.GetVideoJob(ctx, "t1")
+		p, _ := New(Options{APIKey: "k", Executor: pt.NewReplay(pt.Response{NoAnswer: true})})
+		_, err := p.GetVideoJob(ctx, "t1")
 		if !errors.Is(err, providers.ErrCancelled) {
 			t.Errorf("cancelled: %v", err)
 		}
@@ -293,5 +301,42 @@ func FuzzResponse(f *testing.F) {
 				t.Fatalf("job %+v", job)
 			}
 		})
+	})
+}
+
+// refusing fails every request as a closed port does; http.Client quotes
+// the URL in its error.
+type refusing struct{}
+
+func (refusing) RoundTrip(*http.Request) (*http.Response, error) {
+	return nil, errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
+}
+
+// The task paths go before the base URL's query, which is sent; an error
+// shows the URL masked (decisions.md §2).
+func TestBaseURLQueryIsSentButNeverShown(t *testing.T) {
+	var got string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.URL.RequestURI()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"request_id":"rq-get","output":{"task_id":"t1","task_status":"RUNNING"}}`)
+	}))
+	defer srv.Close()
+	p, err := New(Options{APIKey: "k", BaseURL: srv.URL + "/?key=SECRET", Client: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.GetVideoJob(context.Background(), "t1"); err != nil || got != "/api/v1/tasks/t1?key=SECRET" {
+		t.Fatalf("request %s: %v", got, err)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		p, err := New(Options{APIKey: "k", BaseURL: "http://127.0.0.1:1/?key=SECRET", Client: &http.Client{Transport: refusing{}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = p.GetVideoJob(context.Background(), "t1")
+		if err == nil || strings.Contains(err.Error(), "SECRET") || !strings.Contains(err.Error(), "key=***") {
+			t.Fatalf("%v", err)
+		}
 	})
 }
