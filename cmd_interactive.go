@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -640,52 +639,32 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// writeSetup merges the setup's choice into the user settings file,
-// atomically, keeping every other key.
+// writeSetup records the setup's choice in the user settings file with
+// the one settings writer (config.UpdateSettingsFile): defaultModel, and
+// the provider's baseURL and model, each changed in place; every other
+// key, its order and the file's formatting stay as they were.
 func writeSetup(home, provider, baseURL, model string) (string, error) {
 	path := filepath.Join(home, ".agent", "settings.json")
-	doc := map[string]json.RawMessage{}
-	b, err := securefile.ReadFile(path, 4<<20)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-	case err != nil:
-		return path, err
-	default:
-		if err := json.Unmarshal(b, &doc); err != nil || doc == nil {
-			return path, fmt.Errorf("%s does not parse as a JSON object, so setup leaves it alone: fix it or set defaultModel there yourself", path)
-		}
-	}
-	dm := map[string]string{"provider": provider}
+	dm := config.Object{{Key: "provider", Value: provider}}
 	if model != "" {
-		dm["model"] = model
+		dm = append(dm, config.Field{Key: "model", Value: model})
 	}
-	doc["defaultModel"], _ = json.Marshal(dm)
-	provs := map[string]json.RawMessage{}
-	if raw, ok := doc["providers"]; ok {
-		if json.Unmarshal(raw, &provs) != nil || provs == nil {
-			return path, fmt.Errorf("%s: providers is not an object, so setup leaves the file alone", path)
-		}
-	}
-	entry := map[string]json.RawMessage{}
-	if raw, ok := provs[provider]; ok {
-		if json.Unmarshal(raw, &entry) != nil || entry == nil {
-			return path, fmt.Errorf("%s: providers.%s is not an object, so setup leaves the file alone", path, provider)
-		}
-	}
+	changes := []config.SettingsChange{config.Set(dm, "defaultModel")}
 	if baseURL != "" {
-		entry["baseURL"], _ = json.Marshal(baseURL)
+		changes = append(changes, config.Set(baseURL, "providers", provider, "baseURL"))
 	}
 	if model != "" {
-		entry["model"], _ = json.Marshal(model)
-	}
-	provs[provider], _ = json.Marshal(entry)
-	doc["providers"], _ = json.Marshal(provs)
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return path, err
+		changes = append(changes, config.Set(model, "providers", provider, "model"))
 	}
 	if err := securefile.EnsureDir(filepath.Dir(path)); err != nil {
 		return path, err
 	}
-	return path, securefile.WriteFile(path, append(out, '\n'))
+	_, err := config.UpdateSettingsFile(path, config.OwnerOnly, changes...)
+	switch {
+	case errors.Is(err, config.ErrNotJSON):
+		return path, fmt.Errorf("%s does not parse as a JSON object, so setup leaves it alone: fix it or set defaultModel there yourself (%w)", path, err)
+	case errors.Is(err, config.ErrSettingsShape):
+		return path, fmt.Errorf("setup leaves the file alone: %w", err)
+	}
+	return path, err
 }

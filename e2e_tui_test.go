@@ -386,6 +386,24 @@ func TestWriteSetupRefusesBadFile(t *testing.T) {
 	}
 }
 
+// The setup changes its keys in place: the user's other keys keep their
+// order, their formatting and every byte.
+func TestWriteSetupKeepsTheUsersFile(t *testing.T) {
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".agent"), 0o700)
+	p := filepath.Join(home, ".agent", "settings.json")
+	orig := "{\n    \"zeta\": {\"compact\": [1,2,3]},\n    \"providers\": {\n        \"local\": {\"timeout\": 5000}\n    },\n    \"alpha\": \"<&>\"\n}\n"
+	os.WriteFile(p, []byte(orig), 0o600)
+	if _, err := writeSetup(home, "local", "http://127.0.0.1:1234/v1", "m"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	want := "{\n    \"zeta\": {\"compact\": [1,2,3]},\n    \"providers\": {\n        \"local\": {\"timeout\": 5000, \"baseURL\": \"http://127.0.0.1:1234/v1\", \"model\": \"m\"}\n    },\n    \"alpha\": \"<&>\",\n    \"defaultModel\": {\n        \"provider\": \"local\",\n        \"model\": \"m\"\n    }\n}\n"
+	if string(b) != want {
+		t.Fatalf("got\n%s\nwant\n%s", b, want)
+	}
+}
+
 // BenchmarkBinaryTUIFirstFrame: from starting the binary on a pty (a
 // trusted workspace, a configured provider) to the end of the first
 // frame's synchronized output; then the idle resident set of the process.

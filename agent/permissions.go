@@ -562,7 +562,7 @@ func DeniedMessage(toolName string, v Verdict) string {
 		b.WriteString(".")
 	}
 	if v.Suggest != "" {
-		fmt.Fprintf(&b, " To allow it, add %s to permissions.allow in .agent/settings.json or .agent/settings.local.json.", jsonQuote(v.Suggest))
+		fmt.Fprintf(&b, " To allow it, add %s to permissions.allow in .agent/settings.json or .agent/settings.local.json.", config.QuoteJSON(v.Suggest))
 	} else if v.Reason == reasonPlan {
 		b.WriteString(" Switch out of plan mode to let it run.")
 	}

@@ -252,7 +252,7 @@ func (t *writeTool) Run(ctx context.Context, args json.RawMessage) Result {
 	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
 		return errorResult("creating the folder: %v", err)
 	}
-	if err := writeAtomic(real, []byte(*a.Content), newFileMode); err != nil {
+	if err := replaceFile(real, []byte(*a.Content), newFileMode); err != nil {
 		return errorResult("%v", err)
 	}
 	if display == "" {
@@ -353,7 +353,7 @@ func (t *editTool) Run(ctx context.Context, args json.RawMessage) Result {
 	} else {
 		updated = strings.Replace(text, oldS, newS, 1)
 	}
-	if err := writeAtomic(real, []byte(updated), newFileMode); err != nil {
+	if err := replaceFile(real, []byte(updated), newFileMode); err != nil {
 		return errorResult("%v", err)
 	}
 	word := "occurrence"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"agent/internal/jsonschema"
+	"agent/internal/securefile"
 )
 
 // newTestTools builds the built-in tools over a fresh workspace.
@@ -181,8 +183,8 @@ func TestWrite(t *testing.T) {
 func TestWriteAtomicFailure(t *testing.T) {
 	ws, ts := newTestTools(t, ToolLimits{})
 	writeTestFile(t, ws+"/keep.txt", "original")
-	renameFile = func(string, string) error { return errors.New("disk on fire") }
-	defer func() { renameFile = os.Rename }()
+	replaceFile = func(string, []byte, fs.FileMode) error { return errors.New("disk on fire") }
+	defer func() { replaceFile = securefile.ReplaceFile }()
 	for _, args := range []string{
 		`{"file_path":"keep.txt","content":"new"}`,
 		`{"file_path":"fresh.txt","content":"new"}`,

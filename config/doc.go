@@ -10,6 +10,11 @@
 // and a server definition with problems is kept, marked refused, so that it
 // is listed and never silently dropped (§2.2 rule 5).
 //
+// UpdateSettingsFile is the one writer of settings files (edit.go): every
+// change (a permission rule allowed for the project, the first-run
+// provider setup) is spliced into the file's text, so the user's keys keep
+// their order and formatting, and the file is replaced atomically.
+//
 // Imports: the standard library and agent/internal/* only
 // (architecture.md, import direction).
 package config

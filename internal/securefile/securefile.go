@@ -150,6 +150,63 @@ func WriteFile(path string, data []byte) error {
 	return nil
 }
 
+// rename is os.Rename; tests replace it to make a write fail at the last
+// step.
+var rename = os.Rename
+
+// ReplaceFile replaces path with data so that readers see the old content
+// or the new, never a mix: a temporary file in the same folder is written,
+// synced and renamed over the target, then the folder is synced. Unlike
+// WriteFile (which forces 0600 for secrets) an existing file keeps its
+// permission bits, since these are the user's files (settings, files a
+// tool edits); newPerm is the mode of a new file. On any error the target
+// is untouched and the temporary file is removed. The rename makes the
+// current user the owner and replaces hard links with a new file, as every
+// atomic editor does.
+func ReplaceFile(path string, data []byte, newPerm fs.FileMode) error {
+	perm := newPerm
+	switch fi, err := os.Stat(path); {
+	case err == nil:
+		if !fi.Mode().IsRegular() {
+			return &fs.PathError{Op: "write", Path: path, Err: notRegular(Kind(fi.Mode()))}
+		}
+		perm = fi.Mode().Perm()
+	case !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	tmp := f.Name()
+	done := false
+	defer func() {
+		if !done {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Chmod(perm); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := rename(tmp, path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	done = true
+	syncDir(dir)
+	return nil
+}
+
 // CreateExclusive creates path with data and mode 0600, failing with an
 // error that wraps fs.ErrExist when anything already exists there (a file,
 // a directory or a symbolic link, which is not followed).

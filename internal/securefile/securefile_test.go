@@ -217,3 +217,41 @@ func TestOpenRefusesNonRegularWithoutWaiting(t *testing.T) {
 		t.Fatalf("read %q", b)
 	}
 }
+
+func TestReplaceFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "settings.json")
+	// A new file gets newPerm; an existing one keeps its mode.
+	if err := ReplaceFile(p, []byte("one"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o640 {
+		t.Fatalf("new file mode %o", fi.Mode().Perm())
+	}
+	os.Chmod(p, 0o604)
+	if err := ReplaceFile(p, []byte("two"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o604 {
+		t.Fatalf("kept mode %o", fi.Mode().Perm())
+	}
+	// A failure at the last step leaves the old content and no
+	// temporary file.
+	rename = func(string, string) error { return errors.New("disk on fire") }
+	defer func() { rename = os.Rename }()
+	for _, target := range []string{p, filepath.Join(dir, "fresh.json")} {
+		if err := ReplaceFile(target, []byte("three"), 0o600); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+			t.Fatalf("%s: %v", target, err)
+		}
+	}
+	if b, _ := os.ReadFile(p); string(b) != "two" {
+		t.Fatalf("content %q", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("left behind: %v", ents)
+	}
+	// Not a regular file: refused.
+	if err := ReplaceFile(dir, []byte("x"), 0o600); !errors.Is(err, ErrNotRegular) {
+		t.Fatalf("a folder: %v", err)
+	}
+}
