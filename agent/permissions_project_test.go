@@ -86,4 +86,3 @@ func TestAllowForProjectLinkedFolder(t *testing.T) {
 		t.Error("wrote into a linked .agent folder")
 	}
 }
-
