@@ -24,6 +24,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,6 +76,13 @@ func (w *closingWriter) decide() {
 	w.decided = true
 	if !w.body.eof.Load() {
 		w.ResponseWriter.Header().Set("Connection", "close")
+		// A limit reader that hits its limit tells the server's writer
+		// that the request was too large (documented for MaxBytesReader):
+		// the server then closes gracefully, shutting its side first and
+		// waiting briefly, so a client still sending its body reads the
+		// answer rather than a reset. It reads one byte of its own, never
+		// the request's body.
+		http.MaxBytesReader(w.ResponseWriter, io.NopCloser(strings.NewReader("x")), 0).Read(make([]byte, 1)) //nolint:errcheck // the error is the point
 	}
 }
 

@@ -258,3 +258,21 @@ func TestKeyOfGroupsIPv6By64(t *testing.T) {
 		}
 	}
 }
+
+// TestARefusalReachesAClientStillSendingItsBody: a client that sends a
+// large body gets the refusal, not a connection reset, though the body is
+// never read.
+func TestARefusalReachesAClientStillSendingItsBody(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusUnauthorized) })
+	_, addr := serve(t, h, Limits{})
+	for i := range 20 {
+		resp, err := http.Post("http://"+addr+"/", "application/json", strings.NewReader(strings.Repeat(" ", 4<<20)))
+		if err != nil {
+			t.Fatalf("attempt %d: %v", i, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 401 {
+			t.Fatalf("attempt %d: %d", i, resp.StatusCode)
+		}
+	}
+}
