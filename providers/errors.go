@@ -45,7 +45,8 @@ var ErrMissingKey = errors.New("missing API key")
 // Error is a failed chat call.
 type Error struct {
 	Kind       error  // one of the Err* kinds above
-	Provider   string // the provider id (messages, reasoning, ...)
+	Provider   string // the provider id (messages, reasoning, video, ...)
+	Op         string // the operation, where a provider has several (video: createVideo, ...)
 	Status     int    // the HTTP status; 0 for transport and in-stream errors
 	Code       string // the API's error type or code
 	Message    string // the API's message, bounded, control characters removed
@@ -61,6 +62,9 @@ func (e *Error) Error() string {
 	var b strings.Builder
 	if e.Provider != "" {
 		b.WriteString(e.Provider + ": ")
+	}
+	if e.Op != "" {
+		b.WriteString(e.Op + ": ")
 	}
 	kind := "error"
 	if e.Kind != nil {
@@ -143,7 +147,7 @@ const CodeInvalidKey = "API_KEY_INVALID"
 // recognises context-length errors by the codes and phrases the APIs
 // document.
 func APIError(status int, code, message string) *Error {
-	e := &Error{Status: status, Code: clean(code, 200), Message: clean(message, maxMessage)}
+	e := &Error{Status: status, Code: Clean(code, 200), Message: Clean(message, MaxMessage)}
 	switch {
 	case status == 401 || status == 402 || status == 403 || code == CodeInvalidKey:
 		e.Kind = ErrAuthentication
@@ -183,12 +187,13 @@ func contextTooLong(code, msg string) bool {
 	return false
 }
 
-const maxMessage = 2000
+// MaxMessage bounds an API message kept in an Error.
+const MaxMessage = 2000
 
-// clean bounds s to max bytes (on a rune boundary) and drops control
+// Clean bounds s to max bytes (on a rune boundary) and drops control
 // characters but tab and newline: these strings come from the server and
 // end up on a terminal (architecture.md, house style 6).
-func clean(s string, max int) string {
+func Clean(s string, max int) string {
 	if len(s) > max {
 		cut := max
 		for cut > 0 && !utf8.RuneStart(s[cut]) {

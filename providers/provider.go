@@ -15,6 +15,7 @@ package providers
 import (
 	"context"
 	"encoding/json"
+	"strings"
 )
 
 // Provider is one chat model endpoint. Implementations are safe for
@@ -122,6 +123,26 @@ type ToolResult struct {
 	CallID  string
 	Content []Part
 	IsError bool
+}
+
+// TextAndImages splits a tool result's content the way the APIs whose
+// tool results hold text only need it: the Text parts joined by newlines,
+// and the Images, which such an API receives apart.
+func (tr ToolResult) TextAndImages() (string, []Image) {
+	var text strings.Builder
+	var images []Image
+	for _, c := range tr.Content {
+		switch c := c.(type) {
+		case Text:
+			if text.Len() > 0 {
+				text.WriteByte('\n')
+			}
+			text.WriteString(c.Text)
+		case Image:
+			images = append(images, c)
+		}
+	}
+	return text.String(), images
 }
 
 func (Text) isPart()       {}

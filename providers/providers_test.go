@@ -67,11 +67,11 @@ func TestErrorKinds(t *testing.T) {
 }
 
 func TestClean(t *testing.T) {
-	if got := clean("a\x1b[31mb\x00c\td\ne\u0085f\xff", 100); got != "a[31mbc\td\nef" {
+	if got := Clean("a\x1b[31mb\x00c\td\ne\u0085f\xff", 100); got != "a[31mbc\td\nef" {
 		t.Errorf("clean = %q", got)
 	}
 	long := strings.Repeat("é", 10)
-	if got := clean(long, 5); got != "éé…" {
+	if got := Clean(long, 5); got != "éé…" {
 		t.Errorf("clean long = %q", got)
 	}
 }
@@ -540,5 +540,45 @@ func TestDefaultDeadlines(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+func TestRetryWait(t *testing.T) {
+	timeout := &Error{Kind: ErrTimeout, Retryable: true, Err: &deadlineError{wait: time.Second}}
+	cases := []struct {
+		name     string
+		attempt  int
+		err      *Error
+		ok       bool
+		min, max time.Duration
+	}{
+		{"first retry backs off 0.5 s less up to a quarter", 1, &Error{Kind: ErrUpstream, Retryable: true}, true, 375 * time.Millisecond, 500 * time.Millisecond},
+		{"second retry doubles", 2, &Error{Kind: ErrUpstream, Retryable: true}, true, 750 * time.Millisecond, time.Second},
+		{"no third retry", 3, &Error{Kind: ErrUpstream, Retryable: true}, false, 0, 0},
+		{"Retry-After is honoured", 1, &Error{Kind: ErrRateLimited, Retryable: true, RetryAfter: 7 * time.Second}, true, 7 * time.Second, 7 * time.Second},
+		{"Retry-After at the limit", 2, &Error{Kind: ErrRateLimited, Retryable: true, RetryAfter: MaxRetryAfter}, true, MaxRetryAfter, MaxRetryAfter},
+		{"Retry-After beyond the limit ends the call", 1, &Error{Kind: ErrRateLimited, Retryable: true, RetryAfter: MaxRetryAfter + time.Second}, false, 0, 0},
+		{"Retry-After too long to say", 1, &Error{Kind: ErrRateLimited, Retryable: true, RetryAfter: RetryAfterTooLong}, false, 0, 0},
+		{"our own deadline: one retry", 1, timeout, true, 375 * time.Millisecond, 500 * time.Millisecond},
+		{"our own deadline: not two", 2, timeout, false, 0, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			wait, ok := RetryWait(c.attempt, c.err)
+			if ok != c.ok || wait < c.min || wait > c.max {
+				t.Fatalf("RetryWait = %v, %v; want %v in [%v, %v]", wait, ok, c.ok, c.min, c.max)
+			}
+		})
+	}
+}
+
+func TestToolResultTextAndImages(t *testing.T) {
+	im := Image{MediaType: "image/png", Data: []byte{1}}
+	text, images := ToolResult{Content: []Part{Text{Text: "a"}, im, Text{Text: "b"}}}.TextAndImages()
+	if text != "a\nb" || len(images) != 1 || images[0].MediaType != "image/png" {
+		t.Fatalf("%q %v", text, images)
+	}
+	if text, images := (ToolResult{}).TextAndImages(); text != "" || images != nil {
+		t.Fatalf("empty: %q %v", text, images)
 	}
 }

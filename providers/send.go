@@ -132,6 +132,12 @@ type Decoder interface {
 
 var errClosed = errors.New("stream closed")
 
+// ErrNoAnswer is wrapped by the cause of an ErrTimeout that the client's
+// own deadline ended (nothing received within the provider's Timeout),
+// as opposed to a 408 or the caller's deadline. Such a failure is retried
+// at most MaxTimeoutRetries times.
+var ErrNoAnswer = errors.New("no answer within the deadline")
+
 // deadlineError is the cause of an ErrTimeout from the provider's own
 // deadlines: no response within Timeout, or a stream that went silent
 // for Timeout.
@@ -139,6 +145,9 @@ type deadlineError struct {
 	wait    time.Duration
 	started bool // the response had begun: the idle watchdog fired
 }
+
+// Is makes the error match ErrNoAnswer.
+func (e *deadlineError) Is(target error) bool { return target == ErrNoAnswer }
 
 func (e *deadlineError) Error() string {
 	if e.started {
@@ -389,19 +398,12 @@ func (st *Stream) connect() error {
 func (st *Stream) retry(err error) bool {
 	st.endAttempt()
 	var pe *Error
-	if !errors.As(err, &pe) || !pe.Retryable || st.attempt > MaxRetries || st.stopped() != nil {
+	if !errors.As(err, &pe) || !pe.Retryable || st.stopped() != nil {
 		return false
 	}
-	var de *deadlineError
-	if errors.As(pe.Err, &de) && st.attempt > MaxTimeoutRetries {
+	wait, ok := RetryWait(st.attempt, pe)
+	if !ok {
 		return false
-	}
-	wait := backoff(st.attempt)
-	if pe.RetryAfter > 0 {
-		if pe.RetryAfter > MaxRetryAfter {
-			return false
-		}
-		wait = pe.RetryAfter
 	}
 	st.s.log().Warn("provider request failed; retrying", "provider", st.s.Provider, "attempt", st.attempt, "wait", wait, "error", err)
 	t := time.NewTimer(wait)
@@ -412,6 +414,26 @@ func (st *Stream) retry(err error) bool {
 	case <-t.C:
 		return true
 	}
+}
+
+// RetryWait decides whether a failure of attempt (1-based) whose kind
+// allows a retry may be sent again, and after how long (decisions.md §5;
+// docs/providers.md, "Deadlines and retries"): at most MaxRetries retries,
+// MaxTimeoutRetries of them after the client's own deadline; the server's
+// Retry-After when it sent one, unless it is longer than MaxRetryAfter
+// (then the failure is reported), else the backoff. Every provider that
+// retries, streaming or not, decides with it.
+func RetryWait(attempt int, pe *Error) (time.Duration, bool) {
+	if attempt > MaxRetries || errors.Is(pe.Err, ErrNoAnswer) && attempt > MaxTimeoutRetries {
+		return 0, false
+	}
+	if pe.RetryAfter > 0 {
+		if pe.RetryAfter > MaxRetryAfter {
+			return 0, false
+		}
+		return pe.RetryAfter, true
+	}
+	return backoff(attempt), true
 }
 
 // backoff is the wait before retry n (1-based): 0.5 s doubling to 8 s,
@@ -514,7 +536,7 @@ func (st *Stream) statusError(resp *http.Response) error {
 	}
 	var e *Error
 	if status == 0 {
-		e = &Error{Kind: ErrUpstream, Code: clean(code, 200), Message: clean(msg, maxMessage)}
+		e = &Error{Kind: ErrUpstream, Code: Clean(code, 200), Message: Clean(msg, MaxMessage)}
 		if e.Message == "" && e.Code == "" {
 			e.Message = "the response is JSON, not an event stream"
 		}
@@ -522,7 +544,7 @@ func (st *Stream) statusError(resp *http.Response) error {
 		e = APIError(status, code, msg)
 	}
 	e.Provider = s.Provider
-	e.RequestID = clean(firstHeader(resp.Header, "Request-Id", "X-Request-Id"), 200)
+	e.RequestID = Clean(firstHeader(resp.Header, "Request-Id", "X-Request-Id"), 200)
 	if d, ok := RetryAfter(resp.Header, time.Now()); ok {
 		e.RetryAfter = d
 	}

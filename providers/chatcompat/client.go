@@ -389,19 +389,11 @@ func wireMessages(msgs []providers.Message, replay ReasoningReplay) []wireMessag
 				if !ok {
 					continue
 				}
-				var text strings.Builder
-				for _, c := range tr.Content {
-					switch c := c.(type) {
-					case providers.Text:
-						if text.Len() > 0 {
-							text.WriteByte('\n')
-						}
-						text.WriteString(c.Text)
-					case providers.Image:
-						pendingImages = append(pendingImages, imagePart(c))
-					}
+				text, images := tr.TextAndImages()
+				for _, im := range images {
+					pendingImages = append(pendingImages, imagePart(im))
 				}
-				out = append(out, wireMessage{Role: "tool", ToolCallID: tr.CallID, Content: text.String()})
+				out = append(out, wireMessage{Role: "tool", ToolCallID: tr.CallID, Content: text})
 			}
 		}
 	}

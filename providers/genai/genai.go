@@ -448,23 +448,15 @@ func wireContents(msgs []providers.Message) (string, []content) {
 				if !ok {
 					continue
 				}
-				var text strings.Builder
-				for _, c := range tr.Content {
-					switch c := c.(type) {
-					case providers.Text:
-						if text.Len() > 0 {
-							text.WriteByte('\n')
-						}
-						text.WriteString(c.Text)
-					case providers.Image:
-						images = append(images, imagePart(c))
-					}
+				text, ims := tr.TextAndImages()
+				for _, im := range ims {
+					images = append(images, imagePart(im))
 				}
 				key := "output"
 				if tr.IsError {
 					key = "error"
 				}
-				fr := &functionResponse{Name: names[tr.CallID], Response: map[string]any{key: text.String()}}
+				fr := &functionResponse{Name: names[tr.CallID], Response: map[string]any{key: text}}
 				if !strings.HasPrefix(tr.CallID, generatedID) {
 					fr.ID = tr.CallID
 				}

@@ -591,21 +591,9 @@ func contentParts(parts []providers.Part) []inputPart {
 // toolOutput is the result's text, or a list of parts when it holds
 // images.
 func toolOutput(tr providers.ToolResult) any {
-	var text strings.Builder
-	images := false
-	for _, c := range tr.Content {
-		switch c := c.(type) {
-		case providers.Text:
-			if text.Len() > 0 {
-				text.WriteByte('\n')
-			}
-			text.WriteString(c.Text)
-		case providers.Image:
-			images = true
-		}
-	}
-	if !images {
-		return text.String()
+	text, images := tr.TextAndImages()
+	if len(images) == 0 {
+		return text
 	}
 	return contentParts(tr.Content)
 }

@@ -22,13 +22,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"agent/providers"
 )
@@ -119,48 +117,10 @@ var (
 	ErrJobNotCancellable = errors.New("job not cancellable")
 )
 
-// Error is a failed call. Test its kind with errors.Is.
-type Error struct {
-	Kind       error
-	Op         string // createVideo, getVideoJob, cancelVideoJob
-	Status     int
-	Code       string // the service's error code
-	Message    string // bounded, control characters removed
-	RequestID  string
-	RetryAfter time.Duration
-	Err        error
-}
-
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString("video: " + e.Op + ": " + e.Kind.Error())
-	if e.Status != 0 || e.Code != "" {
-		b.WriteString(" (")
-		if e.Status != 0 {
-			b.WriteString(strconv.Itoa(e.Status))
-			if e.Code != "" {
-				b.WriteByte(' ')
-			}
-		}
-		b.WriteString(e.Code + ")")
-	}
-	if e.Message != "" {
-		b.WriteString(": " + e.Message)
-	}
-	if e.Err != nil {
-		b.WriteString(": " + e.Err.Error())
-	}
-	if e.RequestID != "" {
-		b.WriteString(" [request " + e.RequestID + "]")
-	}
-	return b.String()
-}
-
-// Is reports whether target is e's Kind.
-func (e *Error) Is(target error) bool { return target != nil && target == e.Kind }
-
-// Unwrap returns the underlying cause.
-func (e *Error) Unwrap() error { return e.Err }
+// Error is a failed call: the shared provider error, with Provider
+// "video" and Op the operation (createVideo, getVideoJob,
+// cancelVideoJob). Test its kind with errors.Is.
+type Error = providers.Error
 
 // Options configure the provider. The zero value of each field is its
 // default.
@@ -223,14 +183,14 @@ func New(opts Options) (*Provider, error) {
 func (p *Provider) CreateVideo(ctx context.Context, req *Request) (*Job, error) {
 	const op = "createVideo"
 	if req == nil || strings.TrimSpace(req.Prompt) == "" {
-		return nil, &Error{Kind: providers.ErrInvalidRequest, Op: op, Message: "a prompt is required"}
+		return nil, &Error{Provider: "video", Kind: providers.ErrInvalidRequest, Op: op, Message: "a prompt is required"}
 	}
 	if req.Duration < 0 {
-		return nil, &Error{Kind: providers.ErrInvalidRequest, Op: op, Message: "negative duration"}
+		return nil, &Error{Provider: "video", Kind: providers.ErrInvalidRequest, Op: op, Message: "negative duration"}
 	}
 	if req.ImageURL != "" {
 		if u, err := url.Parse(req.ImageURL); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-			return nil, &Error{Kind: providers.ErrInvalidRequest, Op: op, Message: "the image URL is not an http or https URL"}
+			return nil, &Error{Provider: "video", Kind: providers.ErrInvalidRequest, Op: op, Message: "the image URL is not an http or https URL"}
 		}
 	}
 	model := req.Model
@@ -257,7 +217,7 @@ func (p *Provider) CreateVideo(ctx context.Context, req *Request) (*Job, error) 
 		Parameters *parameters `json:"parameters,omitempty"`
 	}{model, input{req.Prompt, req.NegativePrompt, req.ImageURL}, &parameters{req.Size, req.Duration, req.Seed, req.PromptExtend}})
 	if err != nil {
-		return nil, &Error{Kind: providers.ErrInvalidRequest, Op: op, Err: err}
+		return nil, &Error{Provider: "video", Kind: providers.ErrInvalidRequest, Op: op, Err: err}
 	}
 	// Only a refusal (429) is retried: any other failure may have created
 	// a task, and a second one would be paid twice.
@@ -272,9 +232,9 @@ func (p *Provider) CreateVideo(ctx context.Context, req *Request) (*Job, error) 
 func (p *Provider) GetVideoJob(ctx context.Context, id string) (*Job, error) {
 	const op = "getVideoJob"
 	if !validID(id) {
-		return nil, &Error{Kind: providers.ErrInvalidRequest, Op: op, Message: "malformed job id"}
+		return nil, &Error{Provider: "video", Kind: providers.ErrInvalidRequest, Op: op, Message: "malformed job id"}
 	}
-	resp, err := p.do(ctx, op, http.MethodGet, "/api/v1/tasks/"+id, nil, func(e *Error) bool { return e.retryable() })
+	resp, err := p.do(ctx, op, http.MethodGet, "/api/v1/tasks/"+id, nil, retryable)
 	if err != nil {
 		return nil, err
 	}
@@ -287,9 +247,9 @@ func (p *Provider) GetVideoJob(ctx context.Context, id string) (*Job, error) {
 func (p *Provider) CancelVideoJob(ctx context.Context, id string) (*Job, error) {
 	const op = "cancelVideoJob"
 	if !validID(id) {
-		return nil, &Error{Kind: providers.ErrInvalidRequest, Op: op, Message: "malformed job id"}
+		return nil, &Error{Provider: "video", Kind: providers.ErrInvalidRequest, Op: op, Message: "malformed job id"}
 	}
-	resp, err := p.do(ctx, op, http.MethodPost, "/api/v1/tasks/"+id+"/cancel", nil, func(e *Error) bool { return e.retryable() })
+	resp, err := p.do(ctx, op, http.MethodPost, "/api/v1/tasks/"+id+"/cancel", nil, retryable)
 	if err != nil {
 		return nil, err
 	}
@@ -331,10 +291,10 @@ type wireResponse struct {
 // job reads the task in a response.
 func (p *Provider) job(op string, r *wireResponse) (*Job, error) {
 	if r.Output == nil || r.Output.TaskID == "" && r.Output.TaskStatus != "UNKNOWN" {
-		return nil, &Error{Kind: providers.ErrUpstream, Op: op, Message: "the response holds no task", RequestID: clean(r.RequestID, 200)}
+		return nil, &Error{Provider: "video", Kind: providers.ErrUpstream, Op: op, Message: "the response holds no task", RequestID: providers.Clean(r.RequestID, 200)}
 	}
 	o := r.Output
-	j := &Job{ID: clean(o.TaskID, 200), VideoURL: o.VideoURL, Code: clean(o.Code, 200), Message: clean(o.Message, maxMessage), RequestID: clean(r.RequestID, 200)}
+	j := &Job{ID: providers.Clean(o.TaskID, 200), VideoURL: o.VideoURL, Code: providers.Clean(o.Code, 200), Message: providers.Clean(o.Message, providers.MaxMessage), RequestID: providers.Clean(r.RequestID, 200)}
 	switch o.TaskStatus {
 	case "PENDING":
 		j.State = StateQueued
@@ -343,7 +303,7 @@ func (p *Provider) job(op string, r *wireResponse) (*Job, error) {
 	case "SUCCEEDED":
 		j.State = StateSucceeded
 		if u, err := url.Parse(o.VideoURL); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
-			return nil, &Error{Kind: providers.ErrUpstream, Op: op, Message: "the finished task has no usable video URL", RequestID: j.RequestID}
+			return nil, &Error{Provider: "video", Kind: providers.ErrUpstream, Op: op, Message: "the finished task has no usable video URL", RequestID: j.RequestID}
 		}
 	case "FAILED":
 		j.State = StateFailed
@@ -351,9 +311,9 @@ func (p *Provider) job(op string, r *wireResponse) (*Job, error) {
 		j.State = StateCancelled
 	case "UNKNOWN":
 		// The service's answer for ids it does not know or has expired.
-		return nil, &Error{Kind: ErrJobNotFound, Op: op, Code: "UNKNOWN", Message: "no such job (never created, or expired)", RequestID: j.RequestID}
+		return nil, &Error{Provider: "video", Kind: ErrJobNotFound, Op: op, Code: "UNKNOWN", Message: "no such job (never created, or expired)", RequestID: j.RequestID}
 	default:
-		return nil, &Error{Kind: providers.ErrUpstream, Op: op, Message: "unknown task status " + strconv.Quote(clean(o.TaskStatus, 50)), RequestID: j.RequestID}
+		return nil, &Error{Provider: "video", Kind: providers.ErrUpstream, Op: op, Message: "unknown task status " + strconv.Quote(providers.Clean(o.TaskStatus, 50)), RequestID: j.RequestID}
 	}
 	j.SubmittedAt = parseTime(o.SubmitTime)
 	j.EndedAt = parseTime(o.EndTime)
@@ -370,36 +330,24 @@ func parseTime(s string) time.Time {
 	return t
 }
 
-const (
-	maxBody     = 1 << 20
-	maxMessage  = 2000
-	maxRetries  = 2
-	maxWait     = 60 * time.Second
-	backoffBase = 500 * time.Millisecond
-	backoffMax  = 8 * time.Second
-)
+// maxBody bounds a response read.
+const maxBody = 1 << 20
 
-// do sends one call, retrying as decisions.md §5 allows when retry says
-// the failure may be retried, and decodes the JSON answer.
+// do sends one call, retrying as decisions.md §5 allows
+// (providers.RetryWait) when retry says the failure may be retried, and
+// decodes the JSON answer.
 func (p *Provider) do(ctx context.Context, op, method, path string, body []byte, retry func(*Error) bool) (*wireResponse, error) {
 	for attempt := 1; ; attempt++ {
 		r, err := p.once(ctx, op, method, path, body)
 		if err == nil {
 			return r, nil
 		}
-		if attempt > maxRetries || !retry(err) || ctx.Err() != nil ||
-			errors.Is(err.Err, errNoResponse) && attempt > providers.MaxTimeoutRetries {
-			// A server that never answers costs two timeouts, as a chat
-			// provider's does (docs/providers.md, "Deadlines and retries").
+		if !retry(err) || ctx.Err() != nil {
 			return nil, err
 		}
-		wait := backoffBase << (attempt - 1)
-		wait = min(wait, backoffMax) - time.Duration(rand.Int64N(int64(wait/4)+1))
-		if err.RetryAfter > 0 {
-			if err.RetryAfter > maxWait {
-				return nil, err
-			}
-			wait = err.RetryAfter
+		wait, ok := providers.RetryWait(attempt, err)
+		if !ok {
+			return nil, err
 		}
 		p.log.Warn("video request failed; retrying", "op", op, "attempt", attempt, "wait", wait, "error", err)
 		t := time.NewTimer(wait)
@@ -412,7 +360,9 @@ func (p *Provider) do(ctx context.Context, op, method, path string, body []byte,
 	}
 }
 
-func (e *Error) retryable() bool {
+// retryable: the transient failures of decisions.md §5, never a job the
+// service does not know or cannot cancel.
+func retryable(e *Error) bool {
 	if e.Kind == ErrJobNotCancellable || e.Kind == ErrJobNotFound {
 		return false
 	}
@@ -423,13 +373,13 @@ func (e *Error) retryable() bool {
 func (p *Provider) ctxError(ctx context.Context, op string) *Error {
 	cause := context.Cause(ctx)
 	if errors.Is(cause, context.DeadlineExceeded) {
-		return &Error{Kind: providers.ErrTimeout, Op: op, Err: cause}
+		return &Error{Provider: "video", Kind: providers.ErrTimeout, Op: op, Err: cause}
 	}
-	return &Error{Kind: providers.ErrCancelled, Op: op, Err: cause}
+	return &Error{Provider: "video", Kind: providers.ErrCancelled, Op: op, Err: cause}
 }
 
 // errNoResponse is the cause of a call that the timeout ended.
-var errNoResponse = errors.New("no complete response within the timeout")
+var errNoResponse = fmt.Errorf("%w: no complete response within the timeout", providers.ErrNoAnswer)
 
 func (p *Provider) once(ctx context.Context, op, method, path string, body []byte) (*wireResponse, *Error) {
 	actx, cancel := context.WithTimeout(ctx, p.opts.Timeout)
@@ -441,7 +391,7 @@ func (p *Provider) once(ctx context.Context, op, method, path string, body []byt
 	target := providers.Endpoint(p.base, path, "")
 	req, err := http.NewRequestWithContext(actx, method, target, rd)
 	if err != nil {
-		return nil, &Error{Kind: providers.ErrInvalidRequest, Op: op, Err: providers.MaskURLError(err, target)}
+		return nil, &Error{Provider: "video", Kind: providers.ErrInvalidRequest, Op: op, Err: providers.MaskURLError(err, target)}
 	}
 	for k, vs := range p.opts.Header {
 		req.Header[k] = vs
@@ -458,10 +408,10 @@ func (p *Provider) once(ctx context.Context, op, method, path string, body []byt
 			return nil, p.ctxError(ctx, op)
 		}
 		if actx.Err() != nil {
-			return nil, &Error{Kind: providers.ErrTimeout, Op: op, Err: errNoResponse}
+			return nil, &Error{Provider: "video", Kind: providers.ErrTimeout, Op: op, Err: errNoResponse}
 		}
 		// The error quotes the URL, which may hold a key (decisions.md §2).
-		return nil, &Error{Kind: providers.ErrUpstream, Op: op, Err: providers.MaskURLError(err, target)}
+		return nil, &Error{Provider: "video", Kind: providers.ErrUpstream, Op: op, Err: providers.MaskURLError(err, target)}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
@@ -470,12 +420,12 @@ func (p *Provider) once(ctx context.Context, op, method, path string, body []byt
 			return nil, p.ctxError(ctx, op)
 		}
 		if actx.Err() != nil {
-			return nil, &Error{Kind: providers.ErrTimeout, Op: op, Err: errNoResponse}
+			return nil, &Error{Provider: "video", Kind: providers.ErrTimeout, Op: op, Err: errNoResponse}
 		}
-		return nil, &Error{Kind: providers.ErrUpstream, Op: op, Err: err}
+		return nil, &Error{Provider: "video", Kind: providers.ErrUpstream, Op: op, Err: err}
 	}
 	if len(data) > maxBody {
-		return nil, &Error{Kind: providers.ErrUpstream, Op: op, Status: resp.StatusCode, Message: "the response is larger than 1 MiB"}
+		return nil, &Error{Provider: "video", Kind: providers.ErrUpstream, Op: op, Status: resp.StatusCode, Message: "the response is larger than 1 MiB"}
 	}
 	var w wireResponse
 	jsonErr := json.Unmarshal(data, &w)
@@ -483,7 +433,7 @@ func (p *Provider) once(ctx context.Context, op, method, path string, body []byt
 		return nil, statusError(op, resp, &w, data, jsonErr)
 	}
 	if jsonErr != nil {
-		return nil, &Error{Kind: providers.ErrUpstream, Op: op, Status: resp.StatusCode, Message: "the response is not JSON", Err: jsonErr}
+		return nil, &Error{Provider: "video", Kind: providers.ErrUpstream, Op: op, Status: resp.StatusCode, Message: "the response is not JSON", Err: jsonErr}
 	}
 	if w.Code != "" && w.Output == nil {
 		// An error reported with a 200 status.
@@ -498,7 +448,7 @@ func statusError(op string, resp *http.Response, w *wireResponse, data []byte, j
 	}
 	e := classify(op, resp.StatusCode, w)
 	if e.RequestID == "" {
-		e.RequestID = clean(resp.Header.Get("X-Request-Id"), 200)
+		e.RequestID = providers.Clean(resp.Header.Get("X-Request-Id"), 200)
 	}
 	if d, ok := providers.RetryAfter(resp.Header, time.Now()); ok {
 		e.RetryAfter = d // an absurd value counts as too long, never as no wait
@@ -508,7 +458,7 @@ func statusError(op string, resp *http.Response, w *wireResponse, data []byte, j
 
 // classify maps a status and the service's error code to a kind.
 func classify(op string, status int, w *wireResponse) *Error {
-	e := &Error{Op: op, Status: status, Code: clean(w.Code, 200), Message: clean(w.Message, maxMessage), RequestID: clean(w.RequestID, 200)}
+	e := &Error{Provider: "video", Op: op, Status: status, Code: providers.Clean(w.Code, 200), Message: providers.Clean(w.Message, providers.MaxMessage), RequestID: providers.Clean(w.RequestID, 200)}
 	code := w.Code
 	switch {
 	case op == "cancelVideoJob" && (code == "UnsupportedOperation" || status == 409):
@@ -529,24 +479,6 @@ func classify(op string, status int, w *wireResponse) *Error {
 		e.Kind = providers.ErrUpstream
 	}
 	return e
-}
-
-// clean bounds s and drops control characters: these strings come from
-// the server and may reach a terminal (architecture.md, house style 6).
-func clean(s string, limit int) string {
-	if len(s) > limit {
-		cut := limit
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return strings.TrimSpace(strings.Map(func(r rune) rune {
-		if r < 0x20 && r != '\t' && r != '\n' || r >= 0x7f && r < 0xa0 || r == utf8.RuneError {
-			return -1
-		}
-		return r
-	}, s))
 }
 
 var _ Generator = (*Provider)(nil)
