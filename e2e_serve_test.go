@@ -718,7 +718,7 @@ func TestE2EServeRemote(t *testing.T) {
 		}
 	}
 	// A tools/call with a good token runs in the one shared session.
-	resp, body = httpDo(t, mcpPost(t, url, initLine, map[string]string{"Host": host, "Authorization": "Bearer " + good}))
+	resp, _ = httpDo(t, mcpPost(t, url, initLine, map[string]string{"Host": host, "Authorization": "Bearer " + good}))
 	h := map[string]string{"Host": host, "Authorization": "Bearer " + good, "Mcp-Session-Id": resp.Header.Get("Mcp-Session-Id")}
 	if resp, body = httpDo(t, mcpPost(t, url, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"agent_submit","arguments":{"prompt":"hi"}}}`, h)); resp.StatusCode != 200 || !strings.Contains(body, "remote answer") {
 		t.Fatalf("call: %d %s", resp.StatusCode, body)

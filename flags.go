@@ -32,22 +32,19 @@ const (
 	boolFlag flagKind = iota
 	stringFlag
 	stringsFlag
-	intFlag
 )
 
 type flagDef struct {
-	long    string
-	short   string
-	kind    flagKind
-	value   string // name of the value in usage, e.g. FILE
-	help    string
-	b       *bool
-	s       *string
-	ss      *[]string
-	n       *int
-	set     bool
-	hidden  bool
-	onlyFor string // non-empty: usage note
+	long   string
+	short  string
+	kind   flagKind
+	value  string // name of the value in usage, e.g. FILE
+	help   string
+	b      *bool
+	s      *string
+	ss     *[]string
+	set    bool
+	hidden bool
 }
 
 // flagSet parses GNU-style options: --flag value, --flag=value, -x for the
@@ -75,10 +72,6 @@ func (f *flagSet) stringVar(p *string, long, value, help string) {
 
 func (f *flagSet) stringsVar(p *[]string, long, value, help string) {
 	f.add(&flagDef{long: long, kind: stringsFlag, ss: p, value: value, help: help})
-}
-
-func (f *flagSet) intVar(p *int, long, value, help string) {
-	f.add(&flagDef{long: long, kind: intFlag, n: p, value: value, help: help})
 }
 
 func (f *flagSet) lookup(name string, short bool) *flagDef {
@@ -158,12 +151,6 @@ func (f *flagSet) parse(args []string) ([]string, error) {
 			*d.s = val
 		case stringsFlag:
 			*d.ss = append(*d.ss, val)
-		case intFlag:
-			n, err := strconv.Atoi(val)
-			if err != nil {
-				return nil, usagef(f.cmd, "flag %s needs a whole number, got %q", name, quote.V(val))
-			}
-			*d.n = n
 		}
 	}
 	return operands, nil

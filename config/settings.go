@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -390,33 +389,6 @@ func (l *loader) allowedNetworks(f File, p strictjson.Path, v *strictjson.Value)
 		}
 		l.s.AllowedNetworks = append(l.s.AllowedNetworks, pfx.Masked())
 	}
-}
-
-// stringList reads an array of strings, reporting other items.
-func (l *loader) stringList(f File, p strictjson.Path, v *strictjson.Value) []string {
-	if v.Kind != strictjson.Array {
-		l.diag(f.Path, p, "expected an array of strings, found %s", v.Kind)
-		return nil
-	}
-	var out []string
-	for i, it := range v.Items {
-		if it.Kind != strictjson.String {
-			l.diag(f.Path, p.Index(i), "expected a string, found %s", it.Kind)
-			continue
-		}
-		out = append(out, it.Str)
-	}
-	return out
-}
-
-// sortedKeys returns map keys in order, for deterministic output.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // oneOf formats allowed values for messages.

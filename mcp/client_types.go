@@ -242,7 +242,3 @@ type unsupportedVersionData struct {
 	Requested string   `json:"requested,omitempty"`
 }
 
-// resultHead is the part of every result the client checks first.
-type resultHead struct {
-	ResultType string `json:"resultType"`
-}

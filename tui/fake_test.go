@@ -210,12 +210,6 @@ func (t *fakeTerm) screen() string {
 	return b.String()
 }
 
-func (t *fakeTerm) stats() (bytes, writes int) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.written, t.writes
-}
-
 // fakeSession records what the UI asks and lets the test play events.
 type fakeSession struct {
 	mu        sync.Mutex

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"fmt"
 	"strings"
 
 	"agent/tui/keys"
@@ -258,10 +257,3 @@ func init() {
 	}
 }
 
-// countLabel is "N things" for a title.
-func countLabel(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}

@@ -521,7 +521,6 @@ type attached struct {
 	session  Session
 	status   Status
 	entries  []*entry
-	detach   func()
 	busy     bool
 	turn     string
 	queued   []queuedTurn

@@ -211,9 +211,6 @@ func (s *state) contexts() []keys.Context {
 	return append(cs, keys.App)
 }
 
-// focus is the context whose footer hints show.
-func (s *state) focus() keys.Context { return s.contexts()[0] }
-
 var ctrlC = keys.Stroke{Key: 'c', Mod: keys.ModCtrl}
 
 // key handles one key press: Ctrl-C first (it cannot be bound,

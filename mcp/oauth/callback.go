@@ -157,10 +157,6 @@ func listenCallback(port int, state string) (*callbackServer, error) {
 	return cs, nil
 }
 
-func (cs *callbackServer) redirectURI() string {
-	return "http://127.0.0.1:" + strconv.Itoa(cs.port) + callbackPath
-}
-
 // serve answers the browser. A request with another path, method or
 // state is answered and ignored, so a stray request (a favicon, an old
 // tab) cannot end the sign-in; the first one with this sign-in's state is

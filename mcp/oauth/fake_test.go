@@ -53,17 +53,16 @@ type fakeServer struct {
 	onRevoke         func()
 
 	// records
-	authQueries  []url.Values
-	tokenForms   []url.Values
-	basicUsers   []string
-	registered   []map[string]any
-	revoked      []string
-	mcpAuth      []string
-	codes        map[string]url.Values // code -> authorization query
-	tokens       map[string]string     // access token -> scope
-	refreshToks  map[string]string     // refresh token -> scope
-	n            int
-	mcpStatusFor func(tok string) int
+	authQueries []url.Values
+	tokenForms  []url.Values
+	basicUsers  []string
+	registered  []map[string]any
+	revoked     []string
+	mcpAuth     []string
+	codes       map[string]url.Values // code -> authorization query
+	tokens      map[string]string     // access token -> scope
+	refreshToks map[string]string     // refresh token -> scope
+	n           int
 }
 
 func newFakeServer(t *testing.T) *fakeServer {

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,15 +19,6 @@ import (
 	"agent/providers"
 	pt "agent/providers/providertest"
 )
-
-func fixtures(t *testing.T) []string {
-	t.Helper()
-	files, err := filepath.Glob("testdata/*.sse")
-	if err != nil || len(files) == 0 {
-		t.Fatal("no fixtures", err)
-	}
-	return files
-}
 
 func hello() *providers.Request {
 	return &providers.Request{Messages: []providers.Message{{Role: providers.RoleUser, Content: []providers.Part{providers.Text{Text: "hi"}}}}}
