@@ -241,4 +241,3 @@ type unsupportedVersionData struct {
 	Supported []string `json:"supported"`
 	Requested string   `json:"requested,omitempty"`
 }
-
