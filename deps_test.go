@@ -179,39 +179,42 @@ func TestBinaryDependencies(t *testing.T) {
 
 func TestImportRuleTable(t *testing.T) {
 	cases := []struct {
+		name      string
 		from, imp string
 		std, ok   bool
 	}{
-		{"tui/keys", "os", true, false},
-		{"tui/screen", "net/http", true, false},
-		{"tui/keys", "unicode/utf8", true, true},
-		{"tui/keys", "agent/internal/strictjson", false, true},
-		{"tui/keys", "agent/internal/securefile", false, false},
-		{"mcp/jsonrpc", "agent/internal/strictjson", false, true},
-		{"tui/keymap", "agent/tui/keys", false, true},
-		{"tui/keymap", "agent/internal/securefile", false, true},
-		{"internal/strictjson", "agent/config", false, false},
-		{"internal/jose", "agent/internal/strictjson", false, true},
-		{"internal/jose", "golang.org/x/crypto/ed25519", false, true},
-		{"config", "agent/providers", false, false},
-		{"config", "agent/internal/securefile", false, true},
-		{"providers/messages", "agent/providers", false, true},
-		{"providers/messages", "agent/config", false, false},
-		{"events", "agent/agent", false, false},
-		{"mcp", "agent/agent", false, false},
-		{"agent", "agent/tui", false, false},
-		{"tui", "agent/agent", false, true},
-		{"tui", "agent/providers", false, false},
-		{"tui", "golang.org/x/term", false, false},
-		{"tui/term", "golang.org/x/term", false, true},
-		{"mcp", "golang.org/x/oauth2", false, false},
-		{"mcp/oauth", "golang.org/x/oauth2", false, true},
-		{"", "agent/events", false, true},
-		{"agent", "github.com/some/thing", false, false},
+		{"tui/keys imports no os", "tui/keys", "os", true, false},
+		{"tui/screen imports no net", "tui/screen", "net/http", true, false},
+		{"tui/keys may import the standard library", "tui/keys", "unicode/utf8", true, true},
+		{"a pure leaf may import strictjson", "tui/keys", "agent/internal/strictjson", false, true},
+		{"a pure leaf imports no other internal package", "tui/keys", "agent/internal/securefile", false, false},
+		{"mcp/jsonrpc may import strictjson", "mcp/jsonrpc", "agent/internal/strictjson", false, true},
+		{"tui/keymap may import tui/keys", "tui/keymap", "agent/tui/keys", false, true},
+		{"tui/keymap may import internal packages", "tui/keymap", "agent/internal/securefile", false, true},
+		{"an internal package imports no config", "internal/strictjson", "agent/config", false, false},
+		{"an internal package may import another internal one", "internal/jose", "agent/internal/strictjson", false, true},
+		{"internal/jose may import x/crypto", "internal/jose", "golang.org/x/crypto/ed25519", false, true},
+		{"config imports no providers", "config", "agent/providers", false, false},
+		{"config may import internal packages", "config", "agent/internal/securefile", false, true},
+		{"a provider may import providers", "providers/messages", "agent/providers", false, true},
+		{"a provider imports no config", "providers/messages", "agent/config", false, false},
+		{"events imports no agent", "events", "agent/agent", false, false},
+		{"mcp imports no agent", "mcp", "agent/agent", false, false},
+		{"agent imports no tui", "agent", "agent/tui", false, false},
+		{"tui may import agent", "tui", "agent/agent", false, true},
+		{"tui imports no providers", "tui", "agent/providers", false, false},
+		{"tui imports no x/term (only tui/term does)", "tui", "golang.org/x/term", false, false},
+		{"tui/term may import x/term", "tui/term", "golang.org/x/term", false, true},
+		{"mcp imports no x/oauth2", "mcp", "golang.org/x/oauth2", false, false},
+		{"mcp/oauth may import x/oauth2", "mcp/oauth", "golang.org/x/oauth2", false, true},
+		{"main may import the module's packages", "", "agent/events", false, true},
+		{"a module outside the allowed list is refused", "agent", "github.com/some/thing", false, false},
 	}
 	for _, c := range cases {
-		if ok, _ := allowedImport(c.from, c.imp, c.std); ok != c.ok {
-			t.Errorf("allowedImport(%q, %q) = %v, want %v", c.from, c.imp, ok, c.ok)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if ok, _ := allowedImport(c.from, c.imp, c.std); ok != c.ok {
+				t.Errorf("allowedImport(%q, %q) = %v, want %v", c.from, c.imp, ok, c.ok)
+			}
+		})
 	}
 }

@@ -24,7 +24,7 @@ func TestE2EVersionAndHelp(t *testing.T) {
 
 func TestE2EUsageErrors(t *testing.T) {
 	s := newSandbox(t)
-	usage := func(want string, args ...string) {
+	usage := func(t *testing.T, want string, args ...string) {
 		t.Helper()
 		r := s.run("", args...)
 		lines := strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n")
@@ -33,20 +33,25 @@ func TestE2EUsageErrors(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{"bogus"}, {"--bogus"}, {"version", "--bogus"}, {"version", "extra"}, {"help", "nope"}} {
-		usage("", args...)
+		usage(t, "", args...)
 	}
 	// Session flag values that cannot mean anything are usage errors on
 	// every command that takes them, named before the trust check (the
 	// sandbox's workspace is untrusted) or any settings are read.
-	for _, c := range []struct{ cmd, operands []string }{
-		{[]string{"-p"}, []string{"hi"}},
-		{nil, []string{"hi"}},
-		{[]string{"session", "start", "--background"}, nil},
-		{[]string{"mcp", "serve"}, nil},
+	for _, c := range []struct {
+		name          string
+		cmd, operands []string
+	}{
+		{"print mode", []string{"-p"}, []string{"hi"}},
+		{"interactive session", nil, []string{"hi"}},
+		{"background session", []string{"session", "start", "--background"}, nil},
+		{"mcp serve", []string{"mcp", "serve"}, nil},
 	} {
-		for _, flag := range [][]string{{"--provider", "vendorx"}, {"--provider", "Messages"}, {"--base-url", "ftp://x.example"}, {"--base-url", "/v1"}, {"--base-url", "http://"}, {"--base-url", "https://user:s3cret@x.example/v1"}, {"--permission-mode", "yolo"}} {
-			usage(flag[0]+" must", append(append(append([]string{}, c.cmd...), flag...), c.operands...)...)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			for _, flag := range [][]string{{"--provider", "vendorx"}, {"--provider", "Messages"}, {"--base-url", "ftp://x.example"}, {"--base-url", "/v1"}, {"--base-url", "http://"}, {"--base-url", "https://user:s3cret@x.example/v1"}, {"--permission-mode", "yolo"}} {
+				usage(t, flag[0]+" must", append(append(append([]string{}, c.cmd...), flag...), c.operands...)...)
+			}
+		})
 	}
 	if r := s.run("", "-p", "--base-url", "https://user:s3cret@x.example/v1", "hi"); strings.Contains(r.Stderr, "s3cret") {
 		t.Errorf("a credential in --base-url was echoed: %q", r.Stderr)

@@ -166,26 +166,29 @@ func TestE2EEventFlagRules(t *testing.T) {
 	good := s.write("g.json", `{"grantId": "ci", "issuer": "https://issuer.example", "resource": "https://e.example/events/ci", "subject": "bot", "scopes": ["s"]}`)
 	bad := s.write("bad.json", `{"grantId": "ci", "issuer": "http://issuer.example", "resource": "https://e.example/events/ci", "subject": "bot", "scopes": ["s"], "secret": "hunter2"}`)
 	cases := []struct {
+		name string
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"session", "start", "--background", "--external-event-grant", good}, 2, "--external-event-port"},
-		{[]string{"session", "start", "--background", "--external-event-port", "9999"}, 2, "need at least one --external-event-grant"},
-		{[]string{"session", "start", "--background", "--external-event-grant", good, "--external-event-port", "0"}, 2, "port number"},
-		{[]string{"session", "start", "--background", "--external-event-grant", good, "--external-event-port", "9999", "--external-event-trusted-proxy", "proxy.example"}, 2, "literal IP"},
-		{[]string{"session", "start", "--background", "--external-event-grant", bad, "--external-event-port", "9999"}, 1, "bad.json"},
-		{[]string{"session", "start", "--background", "--external-event-grant", filepath.Join(s.Work, "missing.json"), "--external-event-port", "9999"}, 1, "missing.json"},
-		{[]string{"-p", "--external-event-grant", good, "hi"}, 2, "interactive session"},
+		{"a grant without a port", []string{"session", "start", "--background", "--external-event-grant", good}, 2, "--external-event-port"},
+		{"a port without a grant", []string{"session", "start", "--background", "--external-event-port", "9999"}, 2, "need at least one --external-event-grant"},
+		{"port 0 is not a port number", []string{"session", "start", "--background", "--external-event-grant", good, "--external-event-port", "0"}, 2, "port number"},
+		{"a trusted proxy that is not a literal IP", []string{"session", "start", "--background", "--external-event-grant", good, "--external-event-port", "9999", "--external-event-trusted-proxy", "proxy.example"}, 2, "literal IP"},
+		{"an invalid grant file is named and its values kept out", []string{"session", "start", "--background", "--external-event-grant", bad, "--external-event-port", "9999"}, 1, "bad.json"},
+		{"a missing grant file", []string{"session", "start", "--background", "--external-event-grant", filepath.Join(s.Work, "missing.json"), "--external-event-port", "9999"}, 1, "missing.json"},
+		{"print mode takes no grants", []string{"-p", "--external-event-grant", good, "hi"}, 2, "interactive session"},
 	}
 	for _, c := range cases {
-		r := s.run("", c.args...)
-		if r.Code != c.code || !strings.Contains(r.Stderr, c.want) || r.Stdout != "" {
-			t.Errorf("%v: %+v", c.args, r)
-		}
-		if strings.Contains(r.Stderr, "hunter2") {
-			t.Errorf("%v: a value leaked: %s", c.args, r.Stderr)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			r := s.run("", c.args...)
+			if r.Code != c.code || !strings.Contains(r.Stderr, c.want) || r.Stdout != "" {
+				t.Errorf("%v: %+v", c.args, r)
+			}
+			if strings.Contains(r.Stderr, "hunter2") {
+				t.Errorf("%v: a value leaked: %s", c.args, r.Stderr)
+			}
+		})
 	}
 	if r := s.run("", "session", "start", "--background", "--external-event-grant", bad, "--external-event-port", "9999"); !strings.Contains(r.Stderr, "$.issuer") {
 		t.Errorf("the field is not named: %s", r.Stderr)
@@ -281,9 +284,11 @@ func TestE2EEventStatuses(t *testing.T) {
 		{"unknown field", "POST", "/events/bulk", bulkTok(), `{"kind": "message", "conversationId": "c", "content": "x", "extra": 1}`, 400},
 	}
 	for _, c := range cases {
-		if got := post(c.method, c.path, c.tok, c.body, ""); got.code != c.code || got.body != "" {
-			t.Errorf("%s: %d %q, want %d with an empty body", c.name, got.code, got.body, c.code)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := post(c.method, c.path, c.tok, c.body, ""); got.code != c.code || got.body != "" {
+				t.Errorf("%d %q, want %d with an empty body", got.code, got.body, c.code)
+			}
+		})
 	}
 
 	// The race: eight copies of one token, exactly one admitted.

@@ -94,9 +94,11 @@ func TestE2ERefusalsGoOutWithoutReadingTheBody(t *testing.T) {
 			{"no token, chunked", "POST /mcp HTTP/1.1\nHost: " + addr + "\nTransfer-Encoding: chunked", 401},
 		}
 		for _, c := range cases {
-			if got, closes := rawRequest(t, addr, c.head); got != c.status || !closes {
-				t.Errorf("%s: %d (closes %v), want %d and Connection: close", c.name, got, closes, c.status)
-			}
+			t.Run(c.name, func(t *testing.T) {
+				if got, closes := rawRequest(t, addr, c.head); got != c.status || !closes {
+					t.Errorf("%d (closes %v), want %d and Connection: close", got, closes, c.status)
+				}
+			})
 		}
 	})
 	t.Run("remote mcp serve", func(t *testing.T) {
@@ -139,9 +141,11 @@ func TestE2ERefusalsGoOutWithoutReadingTheBody(t *testing.T) {
 			{"no token, chunked", "POST /hooks/events/ci HTTP/1.1\nHost: x\nTransfer-Encoding: chunked", 401},
 		}
 		for _, c := range cases {
-			if got, _ := rawRequest(t, addr, c.head); got != c.status {
-				t.Errorf("%s: %d, want %d", c.name, got, c.status)
-			}
+			t.Run(c.name, func(t *testing.T) {
+				if got, _ := rawRequest(t, addr, c.head); got != c.status {
+					t.Errorf("%d, want %d", got, c.status)
+				}
+			})
 		}
 	})
 }

@@ -373,21 +373,24 @@ func TestE2EMCPLoginRefusals(t *testing.T) {
 	}
 	a.with(func() { a.prmRes = "" })
 	for _, tc := range []struct {
+		name string
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"mcp", "login", "nosuch"}, 1, `no MCP server named "nosuch"`},
-		{[]string{"mcp", "login", "plain"}, 1, "no oauth object"},
-		{[]string{"mcp", "login", "local"}, 1, "not a remote (http) server"},
-		{[]string{"mcp", "login", "remote", "--client-secret"}, 1, "needs oauth.clientId"},
-		{[]string{"mcp", "login"}, 2, "missing the server NAME"},
-		{[]string{"mcp", "logout", "a", "b"}, 2, "unexpected argument"},
+		{"an unknown server", []string{"mcp", "login", "nosuch"}, 1, `no MCP server named "nosuch"`},
+		{"a server without an oauth object", []string{"mcp", "login", "plain"}, 1, "no oauth object"},
+		{"a stdio server cannot sign in", []string{"mcp", "login", "local"}, 1, "not a remote (http) server"},
+		{"a client secret needs a client id", []string{"mcp", "login", "remote", "--client-secret"}, 1, "needs oauth.clientId"},
+		{"login needs a server name", []string{"mcp", "login"}, 2, "missing the server NAME"},
+		{"logout takes one server name", []string{"mcp", "logout", "a", "b"}, 2, "unexpected argument"},
 	} {
-		r := s.run("", tc.args...)
-		if r.Code != tc.code || !strings.Contains(r.Stderr, tc.want) {
-			t.Errorf("%v: %+v", tc.args, r)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			r := s.run("", tc.args...)
+			if r.Code != tc.code || !strings.Contains(r.Stderr, tc.want) {
+				t.Errorf("%v: %+v", tc.args, r)
+			}
+		})
 	}
 	// Without the allowed network, the address policy refuses loopback.
 	s.write("~/.agent/settings.json", `{"mcpServers":{"remote":{"type":"http","url":"`+a.srv.URL+`/mcp","oauth":{}}}}`)

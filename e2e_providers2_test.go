@@ -157,14 +157,16 @@ func TestE2EProviderRefusals(t *testing.T) {
 		{"image output from a text model", `{"providers": {"genai": {"baseURL": "` + api.srv.URL + `", "model": "text-model", "defaultResponseModalities": ["TEXT", "IMAGE"]}}}`, "genai", "GENAI_API_KEY=k", `model "text-model" cannot return images`},
 	}
 	for _, c := range cases {
-		s := trustedSandbox(t, c.settings)
-		if c.env != "" {
-			s.Env = append(s.Env, c.env)
-		}
-		r := s.run("", "-p", "--provider", c.provider, "hi")
-		if r.Code != 1 || r.Stdout != "" || !strings.Contains(r.Stderr, c.errSub) {
-			t.Errorf("%s: %+v", c.name, r)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			s := trustedSandbox(t, c.settings)
+			if c.env != "" {
+				s.Env = append(s.Env, c.env)
+			}
+			r := s.run("", "-p", "--provider", c.provider, "hi")
+			if r.Code != 1 || r.Stdout != "" || !strings.Contains(r.Stderr, c.errSub) {
+				t.Errorf("%+v", r)
+			}
+		})
 	}
 	if n := len(api.requests()); n != 0 {
 		t.Errorf("%d requests sent", n)

@@ -706,16 +706,18 @@ func TestE2EServeRemote(t *testing.T) {
 		{"second subject shares the session", map[string]string{"Authorization": "Bearer " + is.mint(t, map[string]any{"sub": "bob"})}, 200, ""},
 	}
 	for _, c := range cases {
-		if _, ok := c.hdr["Host"]; !ok {
-			c.hdr["Host"] = host
-		}
-		resp, body := httpDo(t, mcpPost(t, url, initLine, c.hdr))
-		if resp.StatusCode != c.status || resp.Header.Get("WWW-Authenticate") != c.challenge {
-			t.Errorf("%s: %d %q, want %d %q", c.name, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), c.status, c.challenge)
-		}
-		if c.status != 200 && body != "" {
-			t.Errorf("%s: refusal with a body %q", c.name, body)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if _, ok := c.hdr["Host"]; !ok {
+				c.hdr["Host"] = host
+			}
+			resp, body := httpDo(t, mcpPost(t, url, initLine, c.hdr))
+			if resp.StatusCode != c.status || resp.Header.Get("WWW-Authenticate") != c.challenge {
+				t.Errorf("%d %q, want %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"), c.status, c.challenge)
+			}
+			if c.status != 200 && body != "" {
+				t.Errorf("refusal with a body %q", body)
+			}
+		})
 	}
 	// A tools/call with a good token runs in the one shared session.
 	resp, _ = httpDo(t, mcpPost(t, url, initLine, map[string]string{"Host": host, "Authorization": "Bearer " + good}))

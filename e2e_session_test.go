@@ -132,23 +132,26 @@ func TestE2EBackgroundSession(t *testing.T) {
 func TestE2EBackgroundRefusals(t *testing.T) {
 	s := newSandbox(t)
 	cases := []struct {
+		name string
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"session", "start"}, 2, "--background"},
-		{[]string{"session", "start", "--background", "extra"}, 2, "unexpected argument"},
-		{[]string{"session", "start", "--background", "--permission-mode", "yolo"}, 2, "--permission-mode"},
-		{[]string{"session", "start", "--background", "--provider", "local", "--base-url", "http://127.0.0.1:9/v1"}, 1, "agent trust --yes"},
-		{[]string{"session", "stop"}, 2, "ID"},
-		{[]string{"session", "stop", "../x"}, 1, "no such background session"},
-		{[]string{"session", "list", "x"}, 2, "unexpected argument"},
+		{"start needs --background", []string{"session", "start"}, 2, "--background"},
+		{"start takes no operand", []string{"session", "start", "--background", "extra"}, 2, "unexpected argument"},
+		{"an unknown permission mode", []string{"session", "start", "--background", "--permission-mode", "yolo"}, 2, "--permission-mode"},
+		{"an untrusted workspace", []string{"session", "start", "--background", "--provider", "local", "--base-url", "http://127.0.0.1:9/v1"}, 1, "agent trust --yes"},
+		{"stop needs an ID", []string{"session", "stop"}, 2, "ID"},
+		{"a path is no session ID", []string{"session", "stop", "../x"}, 1, "no such background session"},
+		{"list takes no operand", []string{"session", "list", "x"}, 2, "unexpected argument"},
 	}
 	for _, c := range cases {
-		r := s.run("", c.args...)
-		if r.Code != c.code || !strings.Contains(r.Stderr, c.want) || r.Stdout != "" {
-			t.Errorf("%v: %+v", c.args, r)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			r := s.run("", c.args...)
+			if r.Code != c.code || !strings.Contains(r.Stderr, c.want) || r.Stdout != "" {
+				t.Errorf("%v: %+v", c.args, r)
+			}
+		})
 	}
 }
 

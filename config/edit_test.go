@@ -81,21 +81,24 @@ func TestEditSettingsAppendsARule(t *testing.T) {
 
 func TestEditSettingsRefusals(t *testing.T) {
 	for _, tc := range []struct {
+		name  string
 		in    string
 		shape bool
 		msg   string
 	}{
-		{"{\n  \"a\": 1,\n}", false, "line 3, column 1"},
-		{`{"a":1,"a":2}`, false, "duplicate"},
-		{``, false, "empty document"},
-		{`[]`, true, "the root is array"},
-		{`{"permissions":[]}`, true, "permissions is array"},
-		{`{"permissions":{"allow":"Read"}}`, true, "permissions.allow is string"},
+		{"a syntax error names its line and column", "{\n  \"a\": 1,\n}", false, "line 3, column 1"},
+		{"a duplicate key", `{"a":1,"a":2}`, false, "duplicate"},
+		{"an empty file", ``, false, "empty document"},
+		{"a root that is not an object", `[]`, true, "the root is array"},
+		{"permissions that is not an object", `{"permissions":[]}`, true, "permissions is array"},
+		{"permissions.allow that is not a list", `{"permissions":{"allow":"Read"}}`, true, "permissions.allow is string"},
 	} {
-		_, _, err := addAllowRule([]byte(tc.in), "Read")
-		if err == nil || !strings.Contains(err.Error(), tc.msg) || errors.Is(err, ErrSettingsShape) != tc.shape {
-			t.Errorf("%q: %v", tc.in, err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := addAllowRule([]byte(tc.in), "Read")
+			if err == nil || !strings.Contains(err.Error(), tc.msg) || errors.Is(err, ErrSettingsShape) != tc.shape {
+				t.Errorf("%q: %v", tc.in, err)
+			}
+		})
 	}
 }
 

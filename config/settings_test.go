@@ -404,36 +404,39 @@ func TestPermissions(t *testing.T) {
 
 func TestParseRule(t *testing.T) {
 	cases := []struct {
+		name          string
 		in, tool, pat string
 		hasPat, ok    bool
 	}{
-		{"Read", "Read", "", false, true},
-		{"Bash(go test ./...)", "Bash", "go test ./...", true, true},
-		{"Bash(echo (nested))", "Bash", "echo (nested)", true, true},
-		{"WebFetch(*.example.com)", "WebFetch", "*.example.com", true, true},
-		{"github__*", "github__*", "", false, true},
-		{"github__create_issue", "github__create_issue", "", false, true},
-		{"my-server__tool", "my-server__tool", "", false, true},
-		{"", "", "", false, false},
-		{"Bash(", "", "", false, false},
-		{"Bash()", "", "", false, false},
-		{"Bash(  )", "", "", false, false},
-		{"Bash(x)y", "", "", false, false},
-		{"*", "", "", false, false},
-		{"Ba*", "", "", false, false},
-		{"github__*(x)", "", "", false, false},
-		{"Bad name", "", "", false, false},
-		{"tool.name", "", "", false, false},
+		{"a tool name alone", "Read", "Read", "", false, true},
+		{"a tool with a pattern", "Bash(go test ./...)", "Bash", "go test ./...", true, true},
+		{"parentheses inside the pattern", "Bash(echo (nested))", "Bash", "echo (nested)", true, true},
+		{"a wildcard inside the pattern", "WebFetch(*.example.com)", "WebFetch", "*.example.com", true, true},
+		{"every tool of a server", "github__*", "github__*", "", false, true},
+		{"one tool of a server", "github__create_issue", "github__create_issue", "", false, true},
+		{"a dash in the server name", "my-server__tool", "my-server__tool", "", false, true},
+		{"an empty rule", "", "", "", false, false},
+		{"an unclosed pattern", "Bash(", "", "", false, false},
+		{"an empty pattern", "Bash()", "", "", false, false},
+		{"a blank pattern", "Bash(  )", "", "", false, false},
+		{"text after the pattern", "Bash(x)y", "", "", false, false},
+		{"a star alone", "*", "", "", false, false},
+		{"a star after a name that is not a server", "Ba*", "", "", false, false},
+		{"a server wildcard takes no pattern", "github__*(x)", "", "", false, false},
+		{"a space in the tool name", "Bad name", "", "", false, false},
+		{"a dot in the tool name", "tool.name", "", "", false, false},
 	}
 	for _, c := range cases {
-		r, err := ParseRule(c.in)
-		if (err == nil) != c.ok {
-			t.Errorf("ParseRule(%q): err %v, want ok=%v", c.in, err, c.ok)
-			continue
-		}
-		if c.ok && (r.Tool != c.tool || r.Pattern != c.pat || r.HasPattern != c.hasPat || r.String() != c.in) {
-			t.Errorf("ParseRule(%q) = %+v", c.in, r)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			r, err := ParseRule(c.in)
+			if (err == nil) != c.ok {
+				t.Errorf("ParseRule(%q): err %v, want ok=%v", c.in, err, c.ok)
+				return
+			}
+			if c.ok && (r.Tool != c.tool || r.Pattern != c.pat || r.HasPattern != c.hasPat || r.String() != c.in) {
+				t.Errorf("ParseRule(%q) = %+v", c.in, r)
+			}
+		})
 	}
 }
 
@@ -519,34 +522,37 @@ func TestIsCredentialName(t *testing.T) {
 func TestExpand(t *testing.T) {
 	lookup := env("A", "x", "EMPTY", "", "MY_TOKEN", "t")
 	cases := []struct {
+		name          string
 		in, val, disp string
 		unset         int
 		invalid       int
 	}{
-		{"plain", "plain", "plain", 0, 0},
-		{"${A}", "x", "x", 0, 0},
-		{"a${A}b${A}", "axbx", "axbx", 0, 0},
-		{"${B}", "${B}", "${B}", 1, 0},
-		{"${B:-def}", "def", "def", 0, 0},
-		{"${A:-def}", "x", "x", 0, 0},
-		{"${EMPTY:-def}", "def", "def", 0, 0},
-		{"${EMPTY}", "", "", 0, 0},
-		{"${B:-}", "", "", 0, 0},
-		{"${MY_TOKEN}", "t", "***", 0, 0},
-		{"$A", "$A", "$A", 0, 0},
-		{"$${A}", "$x", "$x", 0, 0},
-		{"${", "${", "${", 0, 1},
-		{"${A", "${A", "${A", 0, 1},
-		{"${1A}", "${1A}", "${1A}", 0, 1},
-		{"${A-B}", "${A-B}", "${A-B}", 0, 1},
-		{"${}", "${}", "${}", 0, 1},
-		{"${B:-a}${A}", "ax", "ax", 0, 0},
+		{"text without templates", "plain", "plain", "plain", 0, 0},
+		{"a set variable", "${A}", "x", "x", 0, 0},
+		{"several templates in one text", "a${A}b${A}", "axbx", "axbx", 0, 0},
+		{"an unset variable stays literal and is reported", "${B}", "${B}", "${B}", 1, 0},
+		{"the default of an unset variable", "${B:-def}", "def", "def", 0, 0},
+		{"a set variable ignores its default", "${A:-def}", "x", "x", 0, 0},
+		{"the default applies to an empty variable", "${EMPTY:-def}", "def", "def", 0, 0},
+		{"an empty variable without a default", "${EMPTY}", "", "", 0, 0},
+		{"an empty default", "${B:-}", "", "", 0, 0},
+		{"a credential-shaped variable is masked on display", "${MY_TOKEN}", "t", "***", 0, 0},
+		{"a dollar without a brace is literal", "$A", "$A", "$A", 0, 0},
+		{"a dollar before a template stays literal", "$${A}", "$x", "$x", 0, 0},
+		{"an opening without a name is not a template", "${", "${", "${", 0, 1},
+		{"an unclosed template", "${A", "${A", "${A", 0, 1},
+		{"a name starting with a digit", "${1A}", "${1A}", "${1A}", 0, 1},
+		{"a dash without a colon is not a default", "${A-B}", "${A-B}", "${A-B}", 0, 1},
+		{"an empty name", "${}", "${}", "${}", 0, 1},
+		{"a default next to a template", "${B:-a}${A}", "ax", "ax", 0, 0},
 	}
 	for _, c := range cases {
-		e := Expand(c.in, lookup)
-		if e.Value != c.val || e.Display != c.disp || len(e.Unset) != c.unset || len(e.Invalid) != c.invalid {
-			t.Errorf("Expand(%q) = %+v", c.in, e)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			e := Expand(c.in, lookup)
+			if e.Value != c.val || e.Display != c.disp || len(e.Unset) != c.unset || len(e.Invalid) != c.invalid {
+				t.Errorf("Expand(%q) = %+v", c.in, e)
+			}
+		})
 	}
 }
 

@@ -426,17 +426,22 @@ func TestConnectOwnsTransport(t *testing.T) {
 }
 
 func TestHeaderValue(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"us-west1", "us-west1"},
-		{"Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="},
-		{" padded ", "=?base64?IHBhZGRlZCA=?="},
-		{"line1\nline2", "=?base64?bGluZTEKbGluZTI=?="},
-		{"=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="},
-		{"a b\tc", "a b\tc"},
+	for _, c := range []struct {
+		name     string
+		in, want string
+	}{
+		{"plain visible ASCII stays as it is", "us-west1", "us-west1"},
+		{"non-ASCII is base64-encoded", "Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="},
+		{"spaces at the ends are encoded", " padded ", "=?base64?IHBhZGRlZCA=?="},
+		{"a line break is encoded", "line1\nline2", "=?base64?bGluZTEKbGluZTI=?="},
+		{"a plain value that looks encoded is encoded", "=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="},
+		{"spaces and tabs inside stay", "a b\tc", "a b\tc"},
 	} {
-		if got := headerValue(c.in); got != c.want {
-			t.Errorf("headerValue(%q) = %q, want %q", c.in, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := headerValue(c.in); got != c.want {
+				t.Errorf("headerValue(%q) = %q, want %q", c.in, got, c.want)
+			}
+		})
 	}
 }
 

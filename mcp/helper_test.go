@@ -58,25 +58,29 @@ func TestHeaderHelper(t *testing.T) {
 
 func TestHeaderHelperBadOutput(t *testing.T) {
 	ctx := context.Background()
-	cases := map[string]string{
-		`echo 'not json SECRETVALUE'`:           "not valid JSON",
-		`echo '["a"]'`:                          "must be a JSON object",
-		`echo '{"A": 1}'`:                       "expected a string value",
-		`echo '{"A b": "x"}'`:                   "not a valid header name",
-		`printf '{"A": "x\\r\\nB: y"}'`:         "line break",
-		`echo '{"A":"x","A":"y"}'`:              "not valid JSON",
-		`exit 3`:                                "exit status 3",
-		`head -c 70000 /dev/zero | tr '\0' 'a'`: "output over",
+	cases := []struct {
+		name, body, want string
+	}{
+		{"output that is not JSON", `echo 'not json SECRETVALUE'`, "not valid JSON"},
+		{"a JSON array", `echo '["a"]'`, "must be a JSON object"},
+		{"a value that is not a string", `echo '{"A": 1}'`, "expected a string value"},
+		{"an invalid header name", `echo '{"A b": "x"}'`, "not a valid header name"},
+		{"a line break in a value", `printf '{"A": "x\\r\\nB: y"}'`, "line break"},
+		{"a duplicate name", `echo '{"A":"x","A":"y"}'`, "not valid JSON"},
+		{"a helper that fails", `exit 3`, "exit status 3"},
+		{"output over the bound", `head -c 70000 /dev/zero | tr '\0' 'a'`, "output over"},
 	}
-	for body, want := range cases {
-		p := writeScript(t, body)
-		_, err := RunHeaderHelper(ctx, helperDef(p, nil, config.User), HelperOptions{Allowed: []config.HeaderHelper{{Command: p}}})
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: %v, want %q", body, err, want)
-		}
-		if err != nil && strings.Contains(err.Error(), "SECRETVALUE") {
-			t.Errorf("helper output leaked into the error")
-		}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := writeScript(t, c.body)
+			_, err := RunHeaderHelper(ctx, helperDef(p, nil, config.User), HelperOptions{Allowed: []config.HeaderHelper{{Command: p}}})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s: %v, want %q", c.body, err, c.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "SECRETVALUE") {
+				t.Errorf("helper output leaked into the error")
+			}
+		})
 	}
 	slow := writeScript(t, `sleep 5`)
 	start := time.Now()

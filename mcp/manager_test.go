@@ -58,9 +58,11 @@ func TestStdioAuthorityAllows(t *testing.T) {
 		{"not stdio", "h", StdioAuthority{Command: ""}, false},
 	}
 	for _, c := range cases {
-		if got := c.a.Allows(s.Servers[c.def]); got != c.want {
-			t.Errorf("%s: Allows = %v", c.name, got)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.a.Allows(s.Servers[c.def]); got != c.want {
+				t.Errorf("Allows = %v, want %v", got, c.want)
+			}
+		})
 	}
 }
 
@@ -233,21 +235,24 @@ func TestManagerMasksSecrets(t *testing.T) {
 
 func TestSecretParts(t *testing.T) {
 	cases := []struct {
+		name           string
 		value, display string
 		want           []string
 	}{
-		{"https://h/x?k=abcd1234", "https://h/x?k=***", []string{"abcd1234"}},
-		{"abcd1234", "***", []string{"abcd1234"}},
-		{"pre-secret1-mid-secret2-end", "pre-***-mid-***-end", []string{"secret1", "secret2"}},
-		{"a-xy-b", "a-***-b", nil}, // too short to mask alone
-		{"no mask", "no mask", nil},
-		{"mismatch", "other***", nil},
+		{"a masked query value", "https://h/x?k=abcd1234", "https://h/x?k=***", []string{"abcd1234"}},
+		{"a value masked whole", "abcd1234", "***", []string{"abcd1234"}},
+		{"two masked parts", "pre-secret1-mid-secret2-end", "pre-***-mid-***-end", []string{"secret1", "secret2"}},
+		{"a part too short to mask alone", "a-xy-b", "a-***-b", nil},
+		{"nothing masked", "no mask", "no mask", nil},
+		{"a display that does not match the value", "mismatch", "other***", nil},
 	}
 	for _, c := range cases {
-		got := secretParts(c.value, c.display)
-		if strings.Join(got, "|") != strings.Join(c.want, "|") {
-			t.Errorf("secretParts(%q, %q) = %q, want %q", c.value, c.display, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			got := secretParts(c.value, c.display)
+			if strings.Join(got, "|") != strings.Join(c.want, "|") {
+				t.Errorf("secretParts(%q, %q) = %q, want %q", c.value, c.display, got, c.want)
+			}
+		})
 	}
 }
 

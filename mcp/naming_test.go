@@ -6,16 +6,21 @@ import (
 )
 
 func TestModelToolName(t *testing.T) {
-	cases := []struct{ server, tool, want string }{
-		{"github", "create_issue", "github__create_issue"},
-		{"my server", "do.thing", "my_server__do_thing"},
-		{"ü", "tool/x", "___tool_x"}, // one rune, one '_'
-		{"a-b", "c-d", "a-b__c-d"},
+	cases := []struct {
+		name               string
+		server, tool, want string
+	}{
+		{"server and tool joined by a double underscore", "github", "create_issue", "github__create_issue"},
+		{"spaces and dots become underscores", "my server", "do.thing", "my_server__do_thing"},
+		{"a non-ASCII rune and a slash become one underscore each", "ü", "tool/x", "___tool_x"},
+		{"dashes stay", "a-b", "c-d", "a-b__c-d"},
 	}
 	for _, c := range cases {
-		if got := ModelToolName(c.server, c.tool); got != c.want {
-			t.Errorf("ModelToolName(%q, %q) = %q, want %q", c.server, c.tool, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := ModelToolName(c.server, c.tool); got != c.want {
+				t.Errorf("ModelToolName(%q, %q) = %q, want %q", c.server, c.tool, got, c.want)
+			}
+		})
 	}
 	// Exactly at the budget: unchanged.
 	at := ModelToolName("s", strings.Repeat("t", 61))

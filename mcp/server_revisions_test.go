@@ -320,18 +320,20 @@ func TestServerTakesBatchesOnlyIn20250326OverHTTP(t *testing.T) {
 				{"JSON only accepted", `[` + progressLine + `,{"jsonrpc":"2.0","id":7,"method":"ping"}]`, http.Header{"Accept": {"application/json"}}, 200, []string{"3", "7"}},
 			}
 			for _, tc := range cases {
-				hh := http.Header{"Mcp-Session-Id": {sid}}
-				for k, v := range tc.hdr {
-					hh[k] = v
-				}
-				w := post(h, tc.body, hh)
-				if w.Code != tc.status {
-					t.Errorf("%s: status %d, want %d: %s", tc.name, w.Code, tc.status, w.Body)
-					continue
-				}
-				if tc.ids != nil && !sameSet(batchIDs(w.Body.String()), tc.ids) {
-					t.Errorf("%s: answer %s, want ids %v", tc.name, w.Body, tc.ids)
-				}
+				t.Run(tc.name, func(t *testing.T) {
+					hh := http.Header{"Mcp-Session-Id": {sid}}
+					for k, v := range tc.hdr {
+						hh[k] = v
+					}
+					w := post(h, tc.body, hh)
+					if w.Code != tc.status {
+						t.Errorf("status %d, want %d: %s", w.Code, tc.status, w.Body)
+						return
+					}
+					if tc.ids != nil && !sameSet(batchIDs(w.Body.String()), tc.ids) {
+						t.Errorf("answer %s, want ids %v", w.Body, tc.ids)
+					}
+				})
 			}
 			// A batch with a tools/call, to a client that takes a stream:
 			// one SSE stream with the progress and every response.

@@ -156,18 +156,23 @@ func TestServerLegacy(t *testing.T) {
 	if _, err := call(`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"x"}}`); err == nil {
 		t.Fatal("a cursor was accepted")
 	}
-	for _, tc := range []struct{ args, want string }{
-		{`{"prompt":"hi"}`, `"text":"answer: hi"`},
-		{`{"prompt":""}`, `"isError":true`},
-		{`{}`, `prompt is required`},
-		{`{"prompt":1}`, `prompt must be a string`},
-		{`{"prompt":"x","other":1}`, `unexpected property`},
+	for _, tc := range []struct {
+		name       string
+		args, want string
+	}{
+		{"a prompt is answered", `{"prompt":"hi"}`, `"text":"answer: hi"`},
+		{"an empty prompt is a tool error", `{"prompt":""}`, `"isError":true`},
+		{"the prompt is required", `{}`, `prompt is required`},
+		{"the prompt must be a string", `{"prompt":1}`, `prompt must be a string`},
+		{"an unexpected property", `{"prompt":"x","other":1}`, `unexpected property`},
 	} {
-		res, err := call(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"agent_submit","arguments":` + tc.args + `}}`)
-		b, _ := json.Marshal(res)
-		if err != nil || !strings.Contains(string(b), tc.want) {
-			t.Errorf("%s: %s %v", tc.args, b, err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := call(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"agent_submit","arguments":` + tc.args + `}}`)
+			b, _ := json.Marshal(res)
+			if err != nil || !strings.Contains(string(b), tc.want) {
+				t.Errorf("%s: %s %v", tc.args, b, err)
+			}
+		})
 	}
 	if _, err := call(`{"jsonrpc":"2.0","id":5,"method":"logging/setLevel","params":{"level":"loud"}}`); err == nil {
 		t.Fatal("bad level accepted")
@@ -423,31 +428,34 @@ func TestRemoteAuth(t *testing.T) {
 	}
 	meta := `resource_metadata="https://mcp.example/.well-known/oauth-protected-resource/a/mcp"`
 	cases := []struct {
+		name   string
 		auth   string
 		status int
 		chal   string
 	}{
-		{"", 401, "Bearer " + meta},
-		{"Bearer bad", 401, `Bearer error="invalid_token", ` + meta},
-		{"Basic good", 401, `Bearer error="invalid_token", ` + meta},
-		{"Bearer noscope", 403, `Bearer error="insufficient_scope", scope="s1 s2", ` + meta},
-		{"Bearer mallory", 403, ""},
-		{"Bearer down", 503, ""},
-		{"Bearer good", 0, ""},
+		{"no token", "", 401, "Bearer " + meta},
+		{"an invalid token", "Bearer bad", 401, `Bearer error="invalid_token", ` + meta},
+		{"another scheme", "Basic good", 401, `Bearer error="invalid_token", ` + meta},
+		{"a token without the scopes", "Bearer noscope", 403, `Bearer error="insufficient_scope", scope="s1 s2", ` + meta},
+		{"a subject not allowed", "Bearer mallory", 403, ""},
+		{"the issuer's keys unavailable", "Bearer down", 503, ""},
+		{"a good token is admitted", "Bearer good", 0, ""},
 	}
 	for _, tc := range cases {
-		r := httptest.NewRequest(http.MethodPost, "http://mcp.example/a/mcp", nil)
-		r.RemoteAddr = "192.0.2.50:1234"
-		if tc.auth != "" {
-			r.Header.Set("Authorization", tc.auth)
-		}
-		ref := a.Admit(r)
-		switch {
-		case tc.status == 0 && ref != nil:
-			t.Errorf("%q refused %d", tc.auth, ref.Status)
-		case tc.status != 0 && (ref == nil || ref.Status != tc.status || ref.Header.Get("Www-Authenticate") != tc.chal):
-			t.Errorf("%q: %+v, want %d %q", tc.auth, ref, tc.status, tc.chal)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			r := httptest.NewRequest(http.MethodPost, "http://mcp.example/a/mcp", nil)
+			r.RemoteAddr = "192.0.2.50:1234"
+			if tc.auth != "" {
+				r.Header.Set("Authorization", tc.auth)
+			}
+			ref := a.Admit(r)
+			switch {
+			case tc.status == 0 && ref != nil:
+				t.Errorf("%q refused %d", tc.auth, ref.Status)
+			case tc.status != 0 && (ref == nil || ref.Status != tc.status || ref.Header.Get("Www-Authenticate") != tc.chal):
+				t.Errorf("%q: %+v, want %d %q", tc.auth, ref, tc.status, tc.chal)
+			}
+		})
 	}
 	// 5 failures so far from 192.0.2.50 (503 is not one): 15 more, then 429.
 	req := func(addr, xff, auth string) *Refusal {

@@ -20,38 +20,41 @@ import (
 
 func TestErrorKinds(t *testing.T) {
 	cases := []struct {
+		name      string
 		status    int
 		code, msg string
 		kind      error
 		retryable bool
 	}{
-		{400, "invalid_request_error", "bad", ErrInvalidRequest, false},
-		{400, "context_length_exceeded", "", ErrContextTooLong, false},
-		{400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum", ErrContextTooLong, false},
-		{400, "", "This model's maximum context length is 65536 tokens", ErrContextTooLong, false},
-		{401, "", "", ErrAuthentication, false},
-		{402, "", "", ErrAuthentication, false},
-		{403, "permission_error", "", ErrAuthentication, false},
-		{404, "", "", ErrInvalidRequest, false},
-		{307, "", "", ErrInvalidRequest, false},
-		{408, "", "", ErrTimeout, true},
-		{409, "", "", ErrUpstream, true},
-		{413, "", "", ErrContextTooLong, false},
-		{422, "", "", ErrInvalidRequest, false},
-		{429, "", "", ErrRateLimited, true},
-		{500, "", "maximum context length", ErrUpstream, true},
-		{529, "overloaded_error", "", ErrUpstream, true},
+		{"a bad request", 400, "invalid_request_error", "bad", ErrInvalidRequest, false},
+		{"the context-length code", 400, "context_length_exceeded", "", ErrContextTooLong, false},
+		{"a prompt-too-long message", 400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum", ErrContextTooLong, false},
+		{"a maximum-context-length message without a code", 400, "", "This model's maximum context length is 65536 tokens", ErrContextTooLong, false},
+		{"401 is authentication", 401, "", "", ErrAuthentication, false},
+		{"402 (payment) is authentication", 402, "", "", ErrAuthentication, false},
+		{"403 is authentication", 403, "permission_error", "", ErrAuthentication, false},
+		{"404 is an invalid request", 404, "", "", ErrInvalidRequest, false},
+		{"a redirect is an invalid request", 307, "", "", ErrInvalidRequest, false},
+		{"408 is a timeout, retried", 408, "", "", ErrTimeout, true},
+		{"409 is upstream, retried", 409, "", "", ErrUpstream, true},
+		{"413 is context too long", 413, "", "", ErrContextTooLong, false},
+		{"422 is an invalid request", 422, "", "", ErrInvalidRequest, false},
+		{"429 is rate limited, retried", 429, "", "", ErrRateLimited, true},
+		{"a 500 is upstream whatever its message", 500, "", "maximum context length", ErrUpstream, true},
+		{"529 overloaded is upstream, retried", 529, "overloaded_error", "", ErrUpstream, true},
 	}
 	for _, c := range cases {
-		e := APIError(c.status, c.code, c.msg)
-		if !errors.Is(e, c.kind) || e.Retryable != c.retryable {
-			t.Errorf("%d %s %q: %v retryable=%v", c.status, c.code, c.msg, e.Kind, e.Retryable)
-		}
-		for _, other := range []error{ErrAuthentication, ErrRateLimited, ErrInvalidRequest, ErrContextTooLong, ErrUpstream, ErrTimeout, ErrCancelled} {
-			if other != c.kind && errors.Is(e, other) {
-				t.Errorf("%d: also %v", c.status, other)
+		t.Run(c.name, func(t *testing.T) {
+			e := APIError(c.status, c.code, c.msg)
+			if !errors.Is(e, c.kind) || e.Retryable != c.retryable {
+				t.Errorf("%d %s %q: %v retryable=%v", c.status, c.code, c.msg, e.Kind, e.Retryable)
 			}
-		}
+			for _, other := range []error{ErrAuthentication, ErrRateLimited, ErrInvalidRequest, ErrContextTooLong, ErrUpstream, ErrTimeout, ErrCancelled} {
+				if other != c.kind && errors.Is(e, other) {
+					t.Errorf("%d: also %v", c.status, other)
+				}
+			}
+		})
 	}
 	// Wrapped, the kind and the cause are both reachable.
 	e := &Error{Kind: ErrCancelled, Provider: "local", Err: context.Canceled}

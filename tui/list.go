@@ -256,4 +256,3 @@ func init() {
 		hintActions[c] = hs
 	}
 }
-

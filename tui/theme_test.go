@@ -9,27 +9,30 @@ import (
 
 func TestParseUISettings(t *testing.T) {
 	cases := []struct {
+		name string
 		in   string
 		want UISettings
 		bad  bool
 	}{
-		{`{}`, UISettings{}, false},
-		{`{"theme": "light", "noSyntax": true, "reducedMotion": true}`, UISettings{Theme: "light", NoSyntax: true, ReducedMotion: true}, false},
-		{`{"theme": "neon"}`, UISettings{}, true},
-		{`{"theme": "light", "theme": "default"}`, UISettings{}, true},
-		{`{"colour": "red"}`, UISettings{}, true},
-		{`{} {}`, UISettings{}, true},
-		{`[]`, UISettings{}, true},
-		{`{"noSyntax": "yes"}`, UISettings{}, true},
+		{"an empty object is the defaults", `{}`, UISettings{}, false},
+		{"every setting", `{"theme": "light", "noSyntax": true, "reducedMotion": true}`, UISettings{Theme: "light", NoSyntax: true, ReducedMotion: true}, false},
+		{"an unknown theme", `{"theme": "neon"}`, UISettings{}, true},
+		{"a duplicate key", `{"theme": "light", "theme": "default"}`, UISettings{}, true},
+		{"an unknown key", `{"colour": "red"}`, UISettings{}, true},
+		{"data after the object", `{} {}`, UISettings{}, true},
+		{"a root that is not an object", `[]`, UISettings{}, true},
+		{"a switch that is not a bool", `{"noSyntax": "yes"}`, UISettings{}, true},
 	}
 	for _, c := range cases {
-		got, err := ParseUISettings([]byte(c.in))
-		if c.bad != (err != nil) || got != c.want {
-			t.Errorf("%s: %+v, %v", c.in, got, err)
-		}
-		if err != nil && !errors.Is(err, ErrBadUISettings) {
-			t.Errorf("%s: %v does not wrap ErrBadUISettings", c.in, err)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ParseUISettings([]byte(c.in))
+			if c.bad != (err != nil) || got != c.want {
+				t.Errorf("%s: %+v, %v", c.in, got, err)
+			}
+			if err != nil && !errors.Is(err, ErrBadUISettings) {
+				t.Errorf("%s: %v does not wrap ErrBadUISettings", c.in, err)
+			}
+		})
 	}
 }
 

@@ -245,17 +245,19 @@ func TestAFloodOfIdleConnectionsLeavesRoomForValidClients(t *testing.T) {
 }
 
 func TestKeyOfGroupsIPv6By64(t *testing.T) {
-	cases := []struct{ a, b string }{
-		{"[2001:db8::1]:1", "[2001:db8::2]:2"},
-		{"[::ffff:10.0.0.1]:1", "10.0.0.1:2"},
+	cases := []struct{ name, a, b string }{
+		{"IPv6 addresses in one /64 share a key", "[2001:db8::1]:1", "[2001:db8::2]:2"},
+		{"an IPv4-mapped address is its IPv4 address", "[::ffff:10.0.0.1]:1", "10.0.0.1:2"},
 	}
 	for _, c := range cases {
-		ka, _ := keyOf(&net.TCPAddr{IP: net.ParseIP(strings.Trim(strings.Split(c.a, "]")[0], "["))})
-		apb := netip.MustParseAddrPort(c.b)
-		kb, _ := keyOf(net.TCPAddrFromAddrPort(apb))
-		if ka != kb {
-			t.Errorf("%s and %s: %v != %v", c.a, c.b, ka, kb)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			ka, _ := keyOf(&net.TCPAddr{IP: net.ParseIP(strings.Trim(strings.Split(c.a, "]")[0], "["))})
+			apb := netip.MustParseAddrPort(c.b)
+			kb, _ := keyOf(net.TCPAddrFromAddrPort(apb))
+			if ka != kb {
+				t.Errorf("%s and %s: %v != %v", c.a, c.b, ka, kb)
+			}
+		})
 	}
 }
 

@@ -221,19 +221,22 @@ func TestROCAFingerprint(t *testing.T) {
 func TestNewKey(t *testing.T) {
 	k := testKeys()
 	for _, tc := range []struct {
-		pub any
-		alg Algorithm
-	}{{&k.rsa.PublicKey, RS256}, {&k.ec.PublicKey, ES256}, {k.ed.Public(), EdDSA}} {
-		key, err := NewKey(tc.pub, "id")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if key.Algorithm() != tc.alg || key.ID() != "id" {
-			t.Errorf("%T: %s %q", tc.pub, key.Algorithm(), key.ID())
-		}
-		if eq, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !eq.Equal(tc.pub) {
-			t.Errorf("%T: Public() differs", tc.pub)
-		}
+		name string
+		pub  any
+		alg  Algorithm
+	}{{"RSA", &k.rsa.PublicKey, RS256}, {"ECDSA P-256", &k.ec.PublicKey, ES256}, {"Ed25519", k.ed.Public(), EdDSA}} {
+		t.Run(tc.name, func(t *testing.T) {
+			key, err := NewKey(tc.pub, "id")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if key.Algorithm() != tc.alg || key.ID() != "id" {
+				t.Errorf("%T: %s %q", tc.pub, key.Algorithm(), key.ID())
+			}
+			if eq, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !eq.Equal(tc.pub) {
+				t.Errorf("%T: Public() differs", tc.pub)
+			}
+		})
 	}
 	small, err := rsa.GenerateKey(rand.Reader, 1024)
 	if err != nil {

@@ -354,17 +354,20 @@ func TestVerifyKeySourceErrors(t *testing.T) {
 	tok := esSigner("es").sign(nil, goodClaims(nil))
 	cause := errors.New("disk on fire")
 	for _, tc := range []struct {
+		name string
 		err  error
 		want Reason
 	}{
-		{cause, KeysUnavailable},
-		{refuse(AmbiguousKey, ""), AmbiguousKey},
-		{&Error{Reason: KeysUnavailable, Err: context.DeadlineExceeded}, KeysUnavailable},
+		{"a plain error means keys unavailable", cause, KeysUnavailable},
+		{"a refusal passes through", refuse(AmbiguousKey, ""), AmbiguousKey},
+		{"a keys-unavailable error passes through", &Error{Reason: KeysUnavailable, Err: context.DeadlineExceeded}, KeysUnavailable},
 	} {
-		_, err := newVerifier(t, testOptions(failingSource{tc.err})).Verify(context.Background(), tok)
-		if ReasonOf(err) != tc.want || !errors.Is(err, tc.err) {
-			t.Errorf("source error %v: got %v", tc.err, err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := newVerifier(t, testOptions(failingSource{tc.err})).Verify(context.Background(), tok)
+			if ReasonOf(err) != tc.want || !errors.Is(err, tc.err) {
+				t.Errorf("source error %v: got %v", tc.err, err)
+			}
+		})
 	}
 }
 

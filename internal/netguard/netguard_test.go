@@ -12,55 +12,58 @@ import (
 
 func TestClassify(t *testing.T) {
 	cases := []struct {
+		name string
 		addr string
 		want Class
 	}{
-		{"8.8.8.8", Public},
-		{"1.1.1.1", Public},
-		{"2606:4700::1111", Public},
-		{"127.0.0.1", Loopback},
-		{"127.255.255.254", Loopback},
-		{"::1", Loopback},
-		{"10.1.2.3", Private},
-		{"172.16.0.1", Private},
-		{"172.31.255.255", Private},
-		{"172.32.0.1", Public},
-		{"192.168.1.1", Private},
-		{"100.64.0.1", CGNAT},
-		{"100.127.255.255", CGNAT},
-		{"100.128.0.1", Public},
-		{"169.254.1.1", LinkLocal},
-		{"fe80::1", LinkLocal},
-		{"fe80::1%eth0", LinkLocal},
-		{"fc00::1", UniqueLocal},
-		{"fd12:3456::1", UniqueLocal},
-		{"0.0.0.0", Unspecified},
-		{"::", Unspecified},
-		{"0.1.2.3", Reserved},
-		{"224.0.0.1", Multicast},
-		{"239.255.255.250", Multicast},
-		{"ff02::1", Multicast},
-		{"255.255.255.255", Reserved},
-		{"192.0.2.10", Reserved},
-		{"2001:db8::1", Reserved},
-		{"169.254.169.254", Metadata},
-		{"fd00:ec2::254", Metadata},
-		{"100.100.100.200", Metadata},
+		{"a public IPv4 address", "8.8.8.8", Public},
+		{"another public IPv4 address", "1.1.1.1", Public},
+		{"a public IPv6 address", "2606:4700::1111", Public},
+		{"IPv4 loopback", "127.0.0.1", Loopback},
+		{"the top of 127.0.0.0/8", "127.255.255.254", Loopback},
+		{"IPv6 loopback", "::1", Loopback},
+		{"10.0.0.0/8 is private", "10.1.2.3", Private},
+		{"the bottom of 172.16.0.0/12", "172.16.0.1", Private},
+		{"the top of 172.16.0.0/12", "172.31.255.255", Private},
+		{"just past 172.16.0.0/12 is public", "172.32.0.1", Public},
+		{"192.168.0.0/16 is private", "192.168.1.1", Private},
+		{"the bottom of the shared address space", "100.64.0.1", CGNAT},
+		{"the top of the shared address space", "100.127.255.255", CGNAT},
+		{"just past the shared address space is public", "100.128.0.1", Public},
+		{"IPv4 link-local", "169.254.1.1", LinkLocal},
+		{"IPv6 link-local", "fe80::1", LinkLocal},
+		{"IPv6 link-local with a zone", "fe80::1%eth0", LinkLocal},
+		{"the bottom of fc00::/7", "fc00::1", UniqueLocal},
+		{"fd00::/8 is unique local", "fd12:3456::1", UniqueLocal},
+		{"the IPv4 unspecified address", "0.0.0.0", Unspecified},
+		{"the IPv6 unspecified address", "::", Unspecified},
+		{"this network (0.0.0.0/8)", "0.1.2.3", Reserved},
+		{"IPv4 multicast", "224.0.0.1", Multicast},
+		{"the SSDP multicast address", "239.255.255.250", Multicast},
+		{"IPv6 multicast", "ff02::1", Multicast},
+		{"the broadcast address", "255.255.255.255", Reserved},
+		{"an IPv4 documentation address", "192.0.2.10", Reserved},
+		{"an IPv6 documentation address", "2001:db8::1", Reserved},
+		{"the IPv4 metadata address", "169.254.169.254", Metadata},
+		{"the IPv6 metadata address", "fd00:ec2::254", Metadata},
+		{"a metadata address inside the shared address space", "100.100.100.200", Metadata},
 		// IPv6 forms that carry an IPv4 address are judged by it.
-		{"::ffff:127.0.0.1", Loopback},
-		{"::ffff:169.254.169.254", Metadata},
-		{"::ffff:10.0.0.1", Private},
-		{"::ffff:8.8.8.8", Public},
-		{"::127.0.0.1", Loopback},
-		{"::10.0.0.1", Private},
-		{"64:ff9b::10.0.0.1", Private},
-		{"64:ff9b::a9fe:a9fe", Metadata},
-		{"64:ff9b::8.8.8.8", Public},
+		{"IPv4-mapped loopback", "::ffff:127.0.0.1", Loopback},
+		{"IPv4-mapped metadata", "::ffff:169.254.169.254", Metadata},
+		{"IPv4-mapped private", "::ffff:10.0.0.1", Private},
+		{"IPv4-mapped public", "::ffff:8.8.8.8", Public},
+		{"IPv4-compatible loopback", "::127.0.0.1", Loopback},
+		{"IPv4-compatible private", "::10.0.0.1", Private},
+		{"NAT64 private", "64:ff9b::10.0.0.1", Private},
+		{"NAT64 metadata in hex", "64:ff9b::a9fe:a9fe", Metadata},
+		{"NAT64 public", "64:ff9b::8.8.8.8", Public},
 	}
 	for _, c := range cases {
-		if got := Classify(netip.MustParseAddr(c.addr)); got != c.want {
-			t.Errorf("Classify(%s) = %v, want %v", c.addr, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := Classify(netip.MustParseAddr(c.addr)); got != c.want {
+				t.Errorf("Classify(%s) = %v, want %v", c.addr, got, c.want)
+			}
+		})
 	}
 }
 

@@ -33,8 +33,10 @@ func TestQuotesAreCut(t *testing.T) {
 		{"V with width", fmt.Sprintf("%5d", V(42)), "   42"},
 	}
 	for _, c := range cases {
-		if c.got != c.want {
-			t.Errorf("%s: %s, want %s", c.name, c.got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if c.got != c.want {
+				t.Errorf("%s, want %s", c.got, c.want)
+			}
+		})
 	}
 }

@@ -51,16 +51,28 @@ func TestTextMasksTheURLWhereQuoted(t *testing.T) {
 func TestIsCredentialName(t *testing.T) {
 	cases := []struct {
 		name string
+		in   string
 		want bool
 	}{
-		{"API_KEY", true}, {"GITHUB_TOKEN", true}, {"x-api-key", true}, {"MYAPIKEY", true},
-		{"DATABASE_URL", true}, {"REDIS_URI", true}, {"SESSION_COOKIE", true},
-		{"PWD", false}, {"OLDPWD", false}, {"HOME", false}, {"HOMEPAGE_URL", false}, {"KEYBOARD", false},
+		{"a segment that is a credential word", "API_KEY", true},
+		{"a credential word after a prefix", "GITHUB_TOKEN", true},
+		{"case and dashes are ignored", "x-api-key", true},
+		{"a segment ending in a credential word", "MYAPIKEY", true},
+		{"the URL of a database", "DATABASE_URL", true},
+		{"the URI of a cache", "REDIS_URI", true},
+		{"a cookie", "SESSION_COOKIE", true},
+		{"PWD is the working directory", "PWD", false},
+		{"OLDPWD is the previous directory", "OLDPWD", false},
+		{"no credential word", "HOME", false},
+		{"a URL that names no store", "HOMEPAGE_URL", false},
+		{"a credential word at the start of a segment", "KEYBOARD", false},
 	}
 	for _, c := range cases {
-		if got := IsCredentialName(c.name); got != c.want {
-			t.Errorf("IsCredentialName(%q) = %v, want %v", c.name, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := IsCredentialName(c.in); got != c.want {
+				t.Errorf("IsCredentialName(%q) = %v, want %v", c.in, got, c.want)
+			}
+		})
 	}
 }
 

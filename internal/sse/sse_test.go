@@ -82,23 +82,25 @@ var cases = []struct {
 
 func TestReaderAtEveryChunkSplit(t *testing.T) {
 	for _, c := range cases {
-		for split := 0; split <= len(c.in); split++ {
-			for _, second := range []int{split + 1, split + 3} {
-				r := &chunkReader{data: []byte(c.in), splits: []int{split, second}}
-				got, _, err := readAll(r, Options{})
-				if err != nil {
-					t.Fatalf("%s split %d: %v", c.name, split, err)
-				}
-				if !equal(got, c.want) {
-					t.Fatalf("%s split %d,%d: got %+v, want %+v", c.name, split, second, got, c.want)
+		t.Run(c.name, func(t *testing.T) {
+			for split := 0; split <= len(c.in); split++ {
+				for _, second := range []int{split + 1, split + 3} {
+					r := &chunkReader{data: []byte(c.in), splits: []int{split, second}}
+					got, _, err := readAll(r, Options{})
+					if err != nil {
+						t.Fatalf("split %d: %v", split, err)
+					}
+					if !equal(got, c.want) {
+						t.Fatalf("split %d,%d: got %+v, want %+v", split, second, got, c.want)
+					}
 				}
 			}
-		}
-		// One byte at a time too.
-		got, _, err := readAll(iotest.OneByteReader(strings.NewReader(c.in)), Options{})
-		if err != nil || !equal(got, c.want) {
-			t.Fatalf("%s one byte: %+v %v", c.name, got, err)
-		}
+			// One byte at a time too.
+			got, _, err := readAll(iotest.OneByteReader(strings.NewReader(c.in)), Options{})
+			if err != nil || !equal(got, c.want) {
+				t.Fatalf("one byte: %+v %v", got, err)
+			}
+		})
 	}
 }
 
@@ -149,10 +151,12 @@ func TestReaderBareJSONAtEveryChunkSplit(t *testing.T) {
 	}
 	// The format's own streams read the same with the option.
 	for _, c := range cases {
-		got, _, err := readAll(strings.NewReader(c.in), Options{BareJSON: true})
-		if err != nil || !equal(got, c.want) {
-			t.Errorf("%s with BareJSON: got %+v %v", c.name, got, err)
-		}
+		t.Run(c.name+" with BareJSON", func(t *testing.T) {
+			got, _, err := readAll(strings.NewReader(c.in), Options{BareJSON: true})
+			if err != nil || !equal(got, c.want) {
+				t.Errorf("got %+v %v, want %+v", got, err, c.want)
+			}
+		})
 	}
 }
 

@@ -132,42 +132,48 @@ func TestParseServerMetadata(t *testing.T) {
 
 func TestParseResourceMetadata(t *testing.T) {
 	for _, tc := range []struct {
-		doc string
-		ok  bool
+		name string
+		doc  string
+		ok   bool
 	}{
-		{`{"resource":"https://r.example/mcp","authorization_servers":["https://as.example"],"scopes_supported":["a"],"bearer_methods_supported":["header"]}`, true},
-		{`{"authorization_servers":["https://as.example"]}`, false},
-		{`{"resource":"https://r","resource":"https://s"}`, false},
-		{`{"resource":"https://r","authorization_servers":"https://as"}`, false},
+		{"a complete document", `{"resource":"https://r.example/mcp","authorization_servers":["https://as.example"],"scopes_supported":["a"],"bearer_methods_supported":["header"]}`, true},
+		{"no resource", `{"authorization_servers":["https://as.example"]}`, false},
+		{"a duplicate member", `{"resource":"https://r","resource":"https://s"}`, false},
+		{"authorization servers that are not a list", `{"resource":"https://r","authorization_servers":"https://as"}`, false},
 	} {
-		_, err := ParseResourceMetadata([]byte(tc.doc))
-		if (err == nil) != tc.ok {
-			t.Errorf("%s: %v", tc.doc, err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseResourceMetadata([]byte(tc.doc))
+			if (err == nil) != tc.ok {
+				t.Errorf("%s: %v", tc.doc, err)
+			}
+		})
 	}
 }
 
 func TestResourceNames(t *testing.T) {
 	su, _ := url.Parse("https://API.example:443/v1/mcp")
 	for _, tc := range []struct {
-		res string
-		ok  bool
+		name string
+		res  string
+		ok   bool
 	}{
-		{"https://api.example/v1/mcp", true},
-		{"https://api.example/v1/mcp/", true},
-		{"https://api.example/v1", true},
-		{"https://api.example", true},
-		{"https://api.example/", true},
-		{"https://api.example/v", false},
-		{"https://api.example/v1/mcp2", false},
-		{"https://api.example:8443/v1/mcp", false},
-		{"http://api.example/v1/mcp", false},
-		{"https://other.example/v1/mcp", false},
-		{"https://api.example/v1/mcp#f", false},
+		{"the server's own resource", "https://api.example/v1/mcp", true},
+		{"with a trailing slash", "https://api.example/v1/mcp/", true},
+		{"a parent path", "https://api.example/v1", true},
+		{"the origin", "https://api.example", true},
+		{"the origin with a slash", "https://api.example/", true},
+		{"a prefix that is not a whole segment", "https://api.example/v", false},
+		{"a longer last segment", "https://api.example/v1/mcp2", false},
+		{"another port", "https://api.example:8443/v1/mcp", false},
+		{"another scheme", "http://api.example/v1/mcp", false},
+		{"another host", "https://other.example/v1/mcp", false},
+		{"a fragment", "https://api.example/v1/mcp#f", false},
 	} {
-		if got := resourceNames(tc.res, su); got != tc.ok {
-			t.Errorf("%s: %v", tc.res, got)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if got := resourceNames(tc.res, su); got != tc.ok {
+				t.Errorf("%s: %v", tc.res, got)
+			}
+		})
 	}
 }
 
@@ -240,26 +246,29 @@ func FuzzParseTokenResponse(f *testing.F) {
 
 func TestParseRegistrationResponse(t *testing.T) {
 	for _, tc := range []struct {
+		name   string
 		status int
 		body   string
 		ok     bool
 		method string
 	}{
-		{201, `{"client_id":"c","token_endpoint_auth_method":"none"}`, true, AuthNone},
-		{201, `{"client_id":"c","client_secret":"s"}`, true, AuthSecretBasic},
-		{200, `{"client_id":"c","client_secret":"s","token_endpoint_auth_method":"client_secret_post"}`, true, AuthSecretPost},
-		{201, `{"client_id":"c","token_endpoint_auth_method":"client_secret_basic"}`, false, ""},
-		{201, `{"client_id":"c","token_endpoint_auth_method":"private_key_jwt"}`, false, ""},
-		{201, `{"client_secret":"s"}`, false, ""},
-		{400, `{"error":"invalid_redirect_uri"}`, false, ""},
+		{"a public client", 201, `{"client_id":"c","token_endpoint_auth_method":"none"}`, true, AuthNone},
+		{"a secret without a method means basic", 201, `{"client_id":"c","client_secret":"s"}`, true, AuthSecretBasic},
+		{"client_secret_post with its secret", 200, `{"client_id":"c","client_secret":"s","token_endpoint_auth_method":"client_secret_post"}`, true, AuthSecretPost},
+		{"a secret method without a secret", 201, `{"client_id":"c","token_endpoint_auth_method":"client_secret_basic"}`, false, ""},
+		{"an unsupported method", 201, `{"client_id":"c","token_endpoint_auth_method":"private_key_jwt"}`, false, ""},
+		{"no client_id", 201, `{"client_secret":"s"}`, false, ""},
+		{"an error status", 400, `{"error":"invalid_redirect_uri"}`, false, ""},
 	} {
-		r, err := ParseRegistrationResponse(tc.status, []byte(tc.body))
-		if (err == nil) != tc.ok || tc.ok && r.AuthMethod != tc.method {
-			t.Errorf("%s: %v %v", tc.body, r, err)
-		}
-		if strings.Contains(r.String(), "s\"") {
-			t.Error("String shows the secret")
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := ParseRegistrationResponse(tc.status, []byte(tc.body))
+			if (err == nil) != tc.ok || tc.ok && r.AuthMethod != tc.method {
+				t.Errorf("%s: %v %v", tc.body, r, err)
+			}
+			if strings.Contains(r.String(), "s\"") {
+				t.Error("String shows the secret")
+			}
+		})
 	}
 }
 
@@ -288,19 +297,22 @@ func TestParseCallback(t *testing.T) {
 	}
 	redirect := "http://127.0.0.1:5555/callback"
 	for _, tc := range []struct {
+		name   string
 		pasted string
 		ok     bool
 	}{
-		{"  http://127.0.0.1:5555/callback?code=a&state=b \n", true},
-		{"http://127.0.0.1:5556/callback?code=a&state=b", false},
-		{"http://localhost:5555/callback?code=a&state=b", false},
-		{"https://127.0.0.1:5555/callback?code=a&state=b", false},
-		{"http://127.0.0.1:5555/other?code=a&state=b", false},
-		{"code=a&state=b", false},
+		{"the pasted redirect with spaces around it", "  http://127.0.0.1:5555/callback?code=a&state=b \n", true},
+		{"a pasted address on another port", "http://127.0.0.1:5556/callback?code=a&state=b", false},
+		{"a pasted address with another host name", "http://localhost:5555/callback?code=a&state=b", false},
+		{"a pasted address with another scheme", "https://127.0.0.1:5555/callback?code=a&state=b", false},
+		{"a pasted address with another path", "http://127.0.0.1:5555/other?code=a&state=b", false},
+		{"a pasted query alone", "code=a&state=b", false},
 	} {
-		if _, err := ParsePastedRedirect(tc.pasted, redirect); (err == nil) != tc.ok {
-			t.Errorf("%q: %v", tc.pasted, err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := ParsePastedRedirect(tc.pasted, redirect); (err == nil) != tc.ok {
+				t.Errorf("%q: %v", tc.pasted, err)
+			}
+		})
 	}
 	// checkCallback
 	good := Callback{Code: "c", State: "s", Iss: "https://as"}
@@ -308,17 +320,20 @@ func TestParseCallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		c   Callback
-		req bool
+		name string
+		c    Callback
+		req  bool
 	}{
-		{Callback{Code: "c", State: "t", Iss: "https://as"}, false},
-		{Callback{Code: "c", State: "s"}, true},
-		{Callback{Code: "c", State: "s", Iss: "https://evil"}, false},
-		{Callback{Error: "access_denied", State: "s"}, false},
+		{"a callback with another state", Callback{Code: "c", State: "t", Iss: "https://as"}, false},
+		{"a callback without the iss the server requires", Callback{Code: "c", State: "s"}, true},
+		{"a callback from another issuer", Callback{Code: "c", State: "s", Iss: "https://evil"}, false},
+		{"a callback with an error", Callback{Error: "access_denied", State: "s"}, false},
 	} {
-		if err := checkCallback(tc.c, "s", "https://as", tc.req); !errors.Is(err, ErrRefused) {
-			t.Errorf("%+v accepted", tc.c)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if err := checkCallback(tc.c, "s", "https://as", tc.req); !errors.Is(err, ErrRefused) {
+				t.Errorf("%+v accepted", tc.c)
+			}
+		})
 	}
 	if strings.Contains(good.String(), "c\"") {
 		t.Error("String shows the code")

@@ -142,28 +142,31 @@ func TestConstructors(t *testing.T) {
 // Bad options are refused with the settings path, never a value.
 func TestBadOptions(t *testing.T) {
 	cases := []struct {
+		name             string
 		id, opts, errSub string
 	}{
-		{"responses", `{"reasoning":{"effort":3}}`, "providers.responses.reasoning.effort: want a string"},
-		{"responses", `{"reasoning":{"depth":"x"}}`, "providers.responses.reasoning.depth: unknown field"},
-		{"responses", `{"nativeWebTools":{"webSearch":"yes"}}`, "providers.responses.nativeWebTools.webSearch: want a bool"},
-		{"responses", `{"jsonSchema":{"schema":"secret-value"}}`, "providers.responses.jsonSchema.schema: want an object"},
-		{"responses", `{"store":"no"}`, "providers.responses.store: want true or false"},
-		{"responses", `{"reasoning":{"effort":"extreme"}}`, "reasoning.effort"},
-		{"genai", `{"thinkingConfig":{"thinkingBudget":1.5}}`, "providers.genai.thinkingConfig.thinkingBudget: want a whole number"},
-		{"genai", `{"safetySettings":[{"category":"C"}]}`, "safetySettings[0]"},
-		{"genai", `{"safetySettings":["secret-value"]}`, "providers.genai.safetySettings[0]: want an object"},
-		{"genai", `{"imageCapableModels":[1]}`, "providers.genai.imageCapableModels[0]: want a string"},
-		{"genai", `{"defaultResponseModalities":["AUDIO"]}`, "defaultResponseModalities[0]"},
-		{"regional", `{"builtInWebTools":{"webCrawl":true}}`, "providers.regional.builtInWebTools.webCrawl: unknown field"},
-		{"local", `{"defaultModel":7}`, "providers.local.defaultModel: want a string"},
+		{"a reasoning effort that is not a string", "responses", `{"reasoning":{"effort":3}}`, "providers.responses.reasoning.effort: want a string"},
+		{"an unknown reasoning field", "responses", `{"reasoning":{"depth":"x"}}`, "providers.responses.reasoning.depth: unknown field"},
+		{"a web-tool switch that is not a bool", "responses", `{"nativeWebTools":{"webSearch":"yes"}}`, "providers.responses.nativeWebTools.webSearch: want a bool"},
+		{"a schema that is not an object", "responses", `{"jsonSchema":{"schema":"secret-value"}}`, "providers.responses.jsonSchema.schema: want an object"},
+		{"store that is not true or false", "responses", `{"store":"no"}`, "providers.responses.store: want true or false"},
+		{"an unknown reasoning effort", "responses", `{"reasoning":{"effort":"extreme"}}`, "reasoning.effort"},
+		{"a fractional thinking budget", "genai", `{"thinkingConfig":{"thinkingBudget":1.5}}`, "providers.genai.thinkingConfig.thinkingBudget: want a whole number"},
+		{"a safety setting without a threshold", "genai", `{"safetySettings":[{"category":"C"}]}`, "safetySettings[0]"},
+		{"a safety setting that is not an object", "genai", `{"safetySettings":["secret-value"]}`, "providers.genai.safetySettings[0]: want an object"},
+		{"an image-capable model that is not a string", "genai", `{"imageCapableModels":[1]}`, "providers.genai.imageCapableModels[0]: want a string"},
+		{"an unsupported response modality", "genai", `{"defaultResponseModalities":["AUDIO"]}`, "defaultResponseModalities[0]"},
+		{"an unknown built-in web tool", "regional", `{"builtInWebTools":{"webCrawl":true}}`, "providers.regional.builtInWebTools.webCrawl: unknown field"},
+		{"a default model that is not a string", "local", `{"defaultModel":7}`, "providers.local.defaultModel: want a string"},
 	}
 	for _, c := range cases {
-		d, _ := Lookup(c.id)
-		_, err := d.New(Config{APIKey: "secret-key", Options: options(t, c.opts)})
-		if err == nil || !strings.Contains(err.Error(), c.errSub) || strings.Contains(err.Error(), "secret") {
-			t.Errorf("%s %s: %v", c.id, c.opts, err)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			d, _ := Lookup(c.id)
+			_, err := d.New(Config{APIKey: "secret-key", Options: options(t, c.opts)})
+			if err == nil || !strings.Contains(err.Error(), c.errSub) || strings.Contains(err.Error(), "secret") {
+				t.Errorf("%s %s: %v", c.id, c.opts, err)
+			}
+		})
 	}
 	d, _ := Lookup("genai")
 	if _, err := d.New(Config{}); !errors.Is(err, providers.ErrMissingKey) {

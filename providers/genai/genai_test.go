@@ -54,21 +54,24 @@ func TestOptionsKeyAndURL(t *testing.T) {
 		t.Errorf("a client replaced the key (seed §5.2): %v", err)
 	}
 	for _, c := range []struct {
+		name   string
 		opts   Options
 		errSub string
 	}{
-		{Options{BaseURL: "ftp://x"}, "base URL"},
-		{Options{ResponseMimeType: "text/html"}, "responseMimeType"},
-		{Options{ResponseSchema: json.RawMessage(`{}`), ResponseJSONSchema: json.RawMessage(`{}`)}, "only one"},
-		{Options{ResponseJSONSchema: json.RawMessage(`[]`)}, "responseJsonSchema"},
-		{Options{ToolConfig: json.RawMessage(`"x"`)}, "toolConfig"},
-		{Options{DefaultResponseModalities: []string{"AUDIO"}}, "defaultResponseModalities[0]"},
-		{Options{SafetySettings: []SafetySetting{{Category: "HARM_CATEGORY_HARASSMENT"}}}, "safetySettings[0]"},
+		{"a base URL that is not HTTP", Options{BaseURL: "ftp://x"}, "base URL"},
+		{"an unsupported response MIME type", Options{ResponseMimeType: "text/html"}, "responseMimeType"},
+		{"a schema in both forms", Options{ResponseSchema: json.RawMessage(`{}`), ResponseJSONSchema: json.RawMessage(`{}`)}, "only one"},
+		{"a JSON schema that is not an object", Options{ResponseJSONSchema: json.RawMessage(`[]`)}, "responseJsonSchema"},
+		{"a tool config that is not an object", Options{ToolConfig: json.RawMessage(`"x"`)}, "toolConfig"},
+		{"an unsupported response modality", Options{DefaultResponseModalities: []string{"AUDIO"}}, "defaultResponseModalities[0]"},
+		{"a safety setting without a threshold", Options{SafetySettings: []SafetySetting{{Category: "HARM_CATEGORY_HARASSMENT"}}}, "safetySettings[0]"},
 	} {
-		c.opts.APIKey = "secret-key"
-		if _, err := New(c.opts); err == nil || !strings.Contains(err.Error(), c.errSub) || strings.Contains(err.Error(), "secret-key") {
-			t.Errorf("%+v: %v", c.opts, err)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			c.opts.APIKey = "secret-key"
+			if _, err := New(c.opts); err == nil || !strings.Contains(err.Error(), c.errSub) || strings.Contains(err.Error(), "secret-key") {
+				t.Errorf("%+v: %v", c.opts, err)
+			}
+		})
 	}
 	p := newWith(t, Options{BaseURL: "https://gw.example/root/"})
 	if got := p.URL("models/gemini 2"); got != "https://gw.example/root/v1beta/models/gemini%202:streamGenerateContent?alt=sse" {

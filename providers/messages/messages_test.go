@@ -235,23 +235,26 @@ func TestOverloadedAndErrors(t *testing.T) {
 
 func TestModelVersion(t *testing.T) {
 	for _, c := range []struct {
+		name         string
 		in           string
 		major, minor int
 		ok           bool
 	}{
-		{"family-4-6", 4, 6, true},
-		{"family-opus-4-5-20251101", 4, 5, true},
-		{"family-3-7-sonnet-20250219", 3, 7, true},
-		{"family-sonnet-4-20250514", 4, 0, true},
-		{"family-5", 5, 0, true},
-		{"gateway/family-4.6", 4, 6, true},
-		{"family", 0, 0, false},
-		{"family-20250101", 0, 0, false},
+		{"major and minor", "family-4-6", 4, 6, true},
+		{"a tier name before the version, a date after", "family-opus-4-5-20251101", 4, 5, true},
+		{"the version before the tier name", "family-3-7-sonnet-20250219", 3, 7, true},
+		{"a major version alone, a date after", "family-sonnet-4-20250514", 4, 0, true},
+		{"a major version alone", "family-5", 5, 0, true},
+		{"a gateway prefix and a dotted version", "gateway/family-4.6", 4, 6, true},
+		{"no version", "family", 0, 0, false},
+		{"a date is not a version", "family-20250101", 0, 0, false},
 	} {
-		major, minor, ok := modelVersion(c.in)
-		if major != c.major || minor != c.minor || ok != c.ok {
-			t.Errorf("%s: %d %d %v", c.in, major, minor, ok)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			major, minor, ok := modelVersion(c.in)
+			if major != c.major || minor != c.minor || ok != c.ok {
+				t.Errorf("%s: %d %d %v", c.in, major, minor, ok)
+			}
+		})
 	}
 }
 
@@ -315,28 +318,31 @@ func TestLineTooLong(t *testing.T) {
 func TestEffortLevels(t *testing.T) {
 	p := newWith(t, Options{})
 	for _, c := range []struct {
+		name   string
 		model  string
 		effort providers.Effort
 		want   string
 	}{
-		{"family-4-6", providers.EffortXHigh, `"thinking":{"type":"adaptive"},"output_config":{"effort":"max"}`},
-		{"family-4-7", providers.EffortXHigh, `"thinking":{"type":"adaptive"},"output_config":{"effort":"xhigh"}`},
-		{"family-5", providers.EffortLow, `"thinking":{"type":"adaptive"},"output_config":{"effort":"low"}`},
-		{"family-4-5", providers.EffortMax, `"thinking":{"type":"enabled","budget_tokens":16000}`},
-		{"family-3-7", providers.EffortLow, `"thinking":{"type":"enabled","budget_tokens":2048}`},
-		{"family-3-7", providers.EffortHigh, `"thinking":{"type":"enabled","budget_tokens":2048}`},
-		{"family-3-5", providers.EffortHigh, `"max_tokens":4096,"messages"`}, // no thinking before 3.7
-		{"gateway/family", providers.EffortMedium, `"thinking":{"type":"enabled","budget_tokens":2048}`},
+		{"4.6 takes max for xhigh", "family-4-6", providers.EffortXHigh, `"thinking":{"type":"adaptive"},"output_config":{"effort":"max"}`},
+		{"xhigh passes on after 4.6", "family-4-7", providers.EffortXHigh, `"thinking":{"type":"adaptive"},"output_config":{"effort":"xhigh"}`},
+		{"a later major version is adaptive", "family-5", providers.EffortLow, `"thinking":{"type":"adaptive"},"output_config":{"effort":"low"}`},
+		{"before 4.6 a budget of at most half of max_tokens", "family-4-5", providers.EffortMax, `"thinking":{"type":"enabled","budget_tokens":16000}`},
+		{"a budget for low effort", "family-3-7", providers.EffortLow, `"thinking":{"type":"enabled","budget_tokens":2048}`},
+		{"a budget capped by the default max_tokens", "family-3-7", providers.EffortHigh, `"thinking":{"type":"enabled","budget_tokens":2048}`},
+		{"no thinking before 3.7", "family-3-5", providers.EffortHigh, `"max_tokens":4096,"messages"`},
+		{"a name without a version takes a budget", "gateway/family", providers.EffortMedium, `"thinking":{"type":"enabled","budget_tokens":2048}`},
 	} {
-		req := hello()
-		req.Model, req.Effort = c.model, c.effort
-		if c.model == "family-4-5" {
-			req.MaxTokens = 32000
-		}
-		body, _, err := p.Body(req)
-		if err != nil || !strings.Contains(string(body), c.want) {
-			t.Errorf("%s %s: %s %v", c.model, c.effort, body, err)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			req := hello()
+			req.Model, req.Effort = c.model, c.effort
+			if c.model == "family-4-5" {
+				req.MaxTokens = 32000
+			}
+			body, _, err := p.Body(req)
+			if err != nil || !strings.Contains(string(body), c.want) {
+				t.Errorf("%s %s: %s %v", c.model, c.effort, body, err)
+			}
+		})
 	}
 }
 

@@ -71,17 +71,19 @@ func TestSurfaceRule(t *testing.T) {
 		{"unknown summary", Options{Reasoning: Reasoning{Summary: "long"}}, "", "", "reasoning.summary"},
 	}
 	for _, c := range cases {
-		c.opts.APIKey = "k"
-		p, err := New(c.opts)
-		if c.errSub != "" {
-			if err == nil || !strings.Contains(err.Error(), c.errSub) || strings.Contains(err.Error(), "k\"") {
-				t.Errorf("%s: %v", c.name, err)
+		t.Run(c.name, func(t *testing.T) {
+			c.opts.APIKey = "k"
+			p, err := New(c.opts)
+			if c.errSub != "" {
+				if err == nil || !strings.Contains(err.Error(), c.errSub) || strings.Contains(err.Error(), "k\"") {
+					t.Errorf("err %v, want one naming %q", err, c.errSub)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil || p.Surface() != c.surface || p.URL() != c.url {
-			t.Errorf("%s: %v %v %v", c.name, err, p.Surface(), p.URL())
-		}
+			if err != nil || p.Surface() != c.surface || p.URL() != c.url {
+				t.Errorf("err %v, surface %v, URL %v", err, p.Surface(), p.URL())
+			}
+		})
 	}
 }
 

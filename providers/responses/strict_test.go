@@ -35,16 +35,18 @@ func TestStrictSchema(t *testing.T) {
 		{"too deep", strings.Repeat(`{"type":"object","properties":{"a":`, 70) + `{}` + strings.Repeat(`}}`, 70), "", "nested too deeply"},
 	}
 	for _, c := range cases {
-		got, err := StrictSchema(json.RawMessage(c.in))
-		if c.errSub != "" {
-			if err == nil || !strings.Contains(err.Error(), c.errSub) {
-				t.Errorf("%s: %v", c.name, err)
+		t.Run(c.name, func(t *testing.T) {
+			got, err := StrictSchema(json.RawMessage(c.in))
+			if c.errSub != "" {
+				if err == nil || !strings.Contains(err.Error(), c.errSub) {
+					t.Errorf("err %v, want one naming %q", err, c.errSub)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil || string(got) != c.want {
-			t.Errorf("%s:\n got %s %v\nwant %s", c.name, got, err, c.want)
-		}
+			if err != nil || string(got) != c.want {
+				t.Errorf("\n got %s %v\nwant %s", got, err, c.want)
+			}
+		})
 	}
 }
 

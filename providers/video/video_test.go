@@ -202,56 +202,58 @@ func TestRefusedBeforeSending(t *testing.T) {
 func TestErrorsAndRetries(t *testing.T) {
 	ok := `{"request_id":"r","output":{"task_id":"t1","task_status":"RUNNING"}}`
 	created := `{"request_id":"r","output":{"task_id":"t1","task_status":"PENDING"}}`
-	synctest.Test(t, func(t *testing.T) {
-		cases := []struct {
-			name     string
-			op       string
-			script   []pt.Response
-			kind     error
-			requests int
-		}{
-			{"get 500 then ok", "get", []pt.Response{pt.Status(500, `{"code":"InternalError","message":"boom"}`), pt.Status(200, ok)}, nil, 2},
-			{"get 503 three times", "get", []pt.Response{pt.Status(503, `{"code":"ServiceUnavailable"}`)}, providers.ErrUpstream, 3},
-			{"get connection error then ok", "get", []pt.Response{{Err: errors.New("connection reset")}, pt.Status(200, ok)}, nil, 2},
-			{"get 429 with Retry-After", "get", []pt.Response{pt.Status(429, `{"code":"Throttling.RateQuota","message":"Requests rate limit exceeded"}`, "Retry-After", "2"), pt.Status(200, ok)}, nil, 2},
-			{"get 429 too long to wait", "get", []pt.Response{pt.Status(429, `{"code":"Throttling"}`, "Retry-After", "600")}, providers.ErrRateLimited, 1},
-			{"get 429 with an overflowing Retry-After", "get", []pt.Response{pt.Status(429, `{"code":"Throttling"}`, "Retry-After", "1e400"), pt.Status(200, ok)}, providers.ErrRateLimited, 1},
-			{"get 429 with a negative Retry-After", "get", []pt.Response{pt.Status(429, `{"code":"Throttling"}`, "Retry-After", "-1"), pt.Status(200, ok)}, providers.ErrRateLimited, 1},
-			{"get 404", "get", []pt.Response{pt.Status(404, `{"code":"NotFound","message":"task not found"}`)}, ErrJobNotFound, 1},
-			{"get 400", "get", []pt.Response{pt.Status(400, `{"code":"InvalidParameter","message":"bad"}`)}, providers.ErrInvalidRequest, 1},
-			{"get 504", "get", []pt.Response{pt.Status(504, `<html>gateway</html>`)}, providers.ErrTimeout, 3},
-			{"get not JSON", "get", []pt.Response{pt.Status(200, `<html>`)}, providers.ErrUpstream, 1},
-			{"get unknown status", "get", []pt.Response{pt.Status(200, `{"output":{"task_id":"t1","task_status":"PAUSED"}}`)}, providers.ErrUpstream, 1},
-			{"get succeeded without URL", "get", []pt.Response{pt.Status(200, `{"output":{"task_id":"t1","task_status":"SUCCEEDED","video_url":"javascript:x"}}`)}, providers.ErrUpstream, 1},
-			{"get error with 200", "get", []pt.Response{pt.Status(200, `{"code":"Arrearage","message":"account overdue"}`)}, providers.ErrAuthentication, 1},
-			{"create 429 then ok", "create", []pt.Response{pt.Status(429, `{"code":"Throttling"}`), pt.Status(200, created)}, nil, 2},
-			{"create 500 not retried", "create", []pt.Response{pt.Status(500, `{"code":"InternalError"}`), pt.Status(200, created)}, providers.ErrUpstream, 1},
-			{"create connection error not retried", "create", []pt.Response{{Err: errors.New("reset")}, pt.Status(200, created)}, providers.ErrUpstream, 1},
-			{"create content refused", "create", []pt.Response{pt.Status(400, `{"code":"DataInspectionFailed","message":"inappropriate"}`)}, providers.ErrInvalidRequest, 1},
-			{"cancel 409", "cancel", []pt.Response{pt.Status(409, `{"code":"Conflict"}`)}, ErrJobNotCancellable, 1},
-			{"cancel 502 then ok", "cancel", []pt.Response{pt.Status(502, ``), pt.Status(200, `{"request_id":"r"}`)}, nil, 2},
-			{"huge body", "get", []pt.Response{pt.Status(200, `{"x":"`+strings.Repeat("a", 2<<20)+`"}`)}, providers.ErrUpstream, 1},
-		}
-		for _, c := range cases {
-			ex := pt.NewReplay(c.script...)
-			p, _ := New(Options{APIKey: "k", Executor: ex})
-			var err error
-			switch c.op {
-			case "get":
-				_, err = p.GetVideoJob(context.Background(), "t1")
-			case "create":
-				_, err = p.CreateVideo(context.Background(), &Request{Prompt: "p"})
-			case "cancel":
-				_, err = p.CancelVideoJob(context.Background(), "t1")
-			}
-			if c.kind == nil && err != nil || c.kind != nil && !errors.Is(err, c.kind) {
-				t.Errorf("%s: %v", c.name, err)
-			}
-			if ex.Requests() != c.requests {
-				t.Errorf("%s: %d requests, want %d", c.name, ex.Requests(), c.requests)
-			}
-		}
-	})
+	cases := []struct {
+		name     string
+		op       string
+		script   []pt.Response
+		kind     error
+		requests int
+	}{
+		{"get 500 then ok", "get", []pt.Response{pt.Status(500, `{"code":"InternalError","message":"boom"}`), pt.Status(200, ok)}, nil, 2},
+		{"get 503 three times", "get", []pt.Response{pt.Status(503, `{"code":"ServiceUnavailable"}`)}, providers.ErrUpstream, 3},
+		{"get connection error then ok", "get", []pt.Response{{Err: errors.New("connection reset")}, pt.Status(200, ok)}, nil, 2},
+		{"get 429 with Retry-After", "get", []pt.Response{pt.Status(429, `{"code":"Throttling.RateQuota","message":"Requests rate limit exceeded"}`, "Retry-After", "2"), pt.Status(200, ok)}, nil, 2},
+		{"get 429 too long to wait", "get", []pt.Response{pt.Status(429, `{"code":"Throttling"}`, "Retry-After", "600")}, providers.ErrRateLimited, 1},
+		{"get 429 with an overflowing Retry-After", "get", []pt.Response{pt.Status(429, `{"code":"Throttling"}`, "Retry-After", "1e400"), pt.Status(200, ok)}, providers.ErrRateLimited, 1},
+		{"get 429 with a negative Retry-After", "get", []pt.Response{pt.Status(429, `{"code":"Throttling"}`, "Retry-After", "-1"), pt.Status(200, ok)}, providers.ErrRateLimited, 1},
+		{"get 404", "get", []pt.Response{pt.Status(404, `{"code":"NotFound","message":"task not found"}`)}, ErrJobNotFound, 1},
+		{"get 400", "get", []pt.Response{pt.Status(400, `{"code":"InvalidParameter","message":"bad"}`)}, providers.ErrInvalidRequest, 1},
+		{"get 504", "get", []pt.Response{pt.Status(504, `<html>gateway</html>`)}, providers.ErrTimeout, 3},
+		{"get not JSON", "get", []pt.Response{pt.Status(200, `<html>`)}, providers.ErrUpstream, 1},
+		{"get unknown status", "get", []pt.Response{pt.Status(200, `{"output":{"task_id":"t1","task_status":"PAUSED"}}`)}, providers.ErrUpstream, 1},
+		{"get succeeded without URL", "get", []pt.Response{pt.Status(200, `{"output":{"task_id":"t1","task_status":"SUCCEEDED","video_url":"javascript:x"}}`)}, providers.ErrUpstream, 1},
+		{"get error with 200", "get", []pt.Response{pt.Status(200, `{"code":"Arrearage","message":"account overdue"}`)}, providers.ErrAuthentication, 1},
+		{"create 429 then ok", "create", []pt.Response{pt.Status(429, `{"code":"Throttling"}`), pt.Status(200, created)}, nil, 2},
+		{"create 500 not retried", "create", []pt.Response{pt.Status(500, `{"code":"InternalError"}`), pt.Status(200, created)}, providers.ErrUpstream, 1},
+		{"create connection error not retried", "create", []pt.Response{{Err: errors.New("reset")}, pt.Status(200, created)}, providers.ErrUpstream, 1},
+		{"create content refused", "create", []pt.Response{pt.Status(400, `{"code":"DataInspectionFailed","message":"inappropriate"}`)}, providers.ErrInvalidRequest, 1},
+		{"cancel 409", "cancel", []pt.Response{pt.Status(409, `{"code":"Conflict"}`)}, ErrJobNotCancellable, 1},
+		{"cancel 502 then ok", "cancel", []pt.Response{pt.Status(502, ``), pt.Status(200, `{"request_id":"r"}`)}, nil, 2},
+		{"huge body", "get", []pt.Response{pt.Status(200, `{"x":"`+strings.Repeat("a", 2<<20)+`"}`)}, providers.ErrUpstream, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ex := pt.NewReplay(c.script...)
+				p, _ := New(Options{APIKey: "k", Executor: ex})
+				var err error
+				switch c.op {
+				case "get":
+					_, err = p.GetVideoJob(context.Background(), "t1")
+				case "create":
+					_, err = p.CreateVideo(context.Background(), &Request{Prompt: "p"})
+				case "cancel":
+					_, err = p.CancelVideoJob(context.Background(), "t1")
+				}
+				if c.kind == nil && err != nil || c.kind != nil && !errors.Is(err, c.kind) {
+					t.Errorf("err %v, want %v", err, c.kind)
+				}
+				if ex.Requests() != c.requests {
+					t.Errorf("%d requests, want %d", ex.Requests(), c.requests)
+				}
+			})
+		})
+	}
 }
 
 // A server that never answers ends the call at the timeout; the caller's

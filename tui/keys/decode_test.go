@@ -319,15 +319,17 @@ func TestDecodeBounded(t *testing.T) {
 		// garbage, dropped, and the remaining digits are keys.
 		{"endless ss3 digits", endless("\x1bO", "5", 1<<10, "x"), false},
 	} {
-		for _, n := range []int{1, 7, 4096, 1 << 20} {
-			var d Decoder
-			evs := feedChunks(t, &d, c.input, n)
-			evs = d.Flush(evs)
-			got := describeAll(evs)
-			if len(got) == 0 || got[len(got)-1] != "x|x" || c.alone && len(got) != 1 {
-				t.Errorf("%s in chunks of %d: %d events, last %q", c.name, n, len(got), got[max(0, len(got)-1):])
+		t.Run(c.name, func(t *testing.T) {
+			for _, n := range []int{1, 7, 4096, 1 << 20} {
+				var d Decoder
+				evs := feedChunks(t, &d, c.input, n)
+				evs = d.Flush(evs)
+				got := describeAll(evs)
+				if len(got) == 0 || got[len(got)-1] != "x|x" || c.alone && len(got) != 1 {
+					t.Errorf("in chunks of %d: %d events, last %q", n, len(got), got[max(0, len(got)-1):])
+				}
 			}
-		}
+		})
 	}
 }
 

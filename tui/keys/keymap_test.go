@@ -32,40 +32,43 @@ func mustFile(t testing.TB, src string) *Keymap {
 func TestDefaultsTable(t *testing.T) {
 	km := Defaults()
 	for _, c := range []struct {
+		name   string
 		ctx    Context
 		key    string
 		action Action
 	}{
-		{App, "ctrl+b", ActOpenWorkspaceSwitcher},
-		{Thinking, "escape", ActAbort},
-		{BackgroundDetail, "escape", ActReturnToMain},
-		{Recovery, "enter", ActRetry},
-		{ChatInput, "enter", ActSubmit},
-		{ChatInput, "up", ActHistoryPrevious},
-		{ChatInput, "ctrl+r", ActHistorySearch},
-		{ChatInput, "delete", ActDeleteBackward},
-		{ChatInput, "ctrl+u", ActDeleteLine},
-		{TextInput, "down", ActCursorDown},
-		{AutocompleteMenu, "tab", ActAccept},
-		{QueuedPrompt, "backspace", ActCancel},
-		{ConfirmPrompt, "up", ActPrevious},
-		{ConfirmPrompt, "y", ActChooseYes},
-		{PermissionPrompt, "a", ActAllowSession},
-		{PermissionPrompt, "d", ActDeny},
-		{TextPrompt, "escape", ActCancel},
-		{MultiSelect, "space", ActToggle},
-		{WorkspaceSwitcher, "ctrl+b", ActClose},
-		{WorkspaceSwitcher, "a", ActAttach},
-		{TransportSettings, "enter", ActClose},
-		{HistorySearch, "ctrl+r", ActNext},
-		{HistorySearch, "tab", ActInsert},
-		{HistorySearch, "ctrl+e", ActExecute},
-		{ThemePicker, "m", ActToggleMotion},
-		{ChatInput, "ctrl+m", ActSubmit}, // terminal equivalence
+		{"ctrl+b opens the workspace switcher", App, "ctrl+b", ActOpenWorkspaceSwitcher},
+		{"escape aborts the turn", Thinking, "escape", ActAbort},
+		{"escape returns from a background session", BackgroundDetail, "escape", ActReturnToMain},
+		{"enter retries after a failure", Recovery, "enter", ActRetry},
+		{"enter submits", ChatInput, "enter", ActSubmit},
+		{"up recalls the previous prompt", ChatInput, "up", ActHistoryPrevious},
+		{"ctrl+r searches the history", ChatInput, "ctrl+r", ActHistorySearch},
+		{"delete deletes backward", ChatInput, "delete", ActDeleteBackward},
+		{"ctrl+u deletes the line", ChatInput, "ctrl+u", ActDeleteLine},
+		{"down moves the cursor in a text input", TextInput, "down", ActCursorDown},
+		{"tab accepts a completion", AutocompleteMenu, "tab", ActAccept},
+		{"backspace cancels a queued prompt", QueuedPrompt, "backspace", ActCancel},
+		{"up moves to the previous choice", ConfirmPrompt, "up", ActPrevious},
+		{"y answers yes", ConfirmPrompt, "y", ActChooseYes},
+		{"a allows for the session", PermissionPrompt, "a", ActAllowSession},
+		{"d denies", PermissionPrompt, "d", ActDeny},
+		{"escape cancels a text prompt", TextPrompt, "escape", ActCancel},
+		{"space toggles a choice", MultiSelect, "space", ActToggle},
+		{"ctrl+b closes the workspace switcher", WorkspaceSwitcher, "ctrl+b", ActClose},
+		{"a attaches to a workspace", WorkspaceSwitcher, "a", ActAttach},
+		{"enter closes the transport settings", TransportSettings, "enter", ActClose},
+		{"ctrl+r finds the next match", HistorySearch, "ctrl+r", ActNext},
+		{"tab inserts the match", HistorySearch, "tab", ActInsert},
+		{"ctrl+e runs the match", HistorySearch, "ctrl+e", ActExecute},
+		{"m toggles motion in the theme picker", ThemePicker, "m", ActToggleMotion},
+		{"ctrl+m is enter to a terminal", ChatInput, "ctrl+m", ActSubmit},
 	} {
-		if got, ok := km.Lookup(c.ctx, mustStroke(t, c.key)); !ok || got != c.action {
-			t.Errorf("%s %s = %q, %v; want %q", c.ctx, c.key, got, ok, c.action)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got, ok := km.Lookup(c.ctx, mustStroke(t, c.key)); !ok || got != c.action {
+				t.Errorf("%s %s = %q, %v; want %q", c.ctx, c.key, got, ok, c.action)
+			}
+		})
 	}
 	if a, ok := km.Lookup(PermissionPrompt, Stroke{Key: KeyEscape}); ok {
 		t.Errorf("escape in permission-prompt triggers %q; it must do nothing", a)
@@ -121,22 +124,25 @@ func TestContexts(t *testing.T) {
 func TestHints(t *testing.T) {
 	km := Defaults()
 	for _, c := range []struct {
+		name   string
 		ctx    Context
 		action Action
 		want   string
 	}{
-		{ChatInput, ActHistorySearch, "Ctrl+R"},
-		{ChatInput, ActDeleteBackward, "Backspace/Del"},
-		{ConfirmPrompt, ActPrevious, "←/↑"},
-		{ConfirmPrompt, ActNext, "→/↓"},
-		{Thinking, ActAbort, "Esc"},
-		{MultiSelect, ActToggle, "Space"},
-		{PermissionPrompt, ActAllowSession, "s/a"},
-		{ChatInput, "no-such-action", ""},
+		{"a control key", ChatInput, ActHistorySearch, "Ctrl+R"},
+		{"two keys joined by a slash", ChatInput, ActDeleteBackward, "Backspace/Del"},
+		{"arrows as symbols", ConfirmPrompt, ActPrevious, "←/↑"},
+		{"the other arrows", ConfirmPrompt, ActNext, "→/↓"},
+		{"escape is Esc", Thinking, ActAbort, "Esc"},
+		{"space is Space", MultiSelect, ActToggle, "Space"},
+		{"letters stay lower case", PermissionPrompt, ActAllowSession, "s/a"},
+		{"an unknown action has no hint", ChatInput, "no-such-action", ""},
 	} {
-		if got := km.Hint(c.ctx, c.action); got != c.want {
-			t.Errorf("Hint(%s, %s) = %q, want %q", c.ctx, c.action, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := km.Hint(c.ctx, c.action); got != c.want {
+				t.Errorf("Hint(%s, %s) = %q, want %q", c.ctx, c.action, got, c.want)
+			}
+		})
 	}
 }
 
@@ -209,13 +215,15 @@ func TestMatcher(t *testing.T) {
 		{"chord in the outer context", []Context{ListPicker, App}, []step{{0, "ctrl+o", Started, ""}, {10, "ctrl+w", Matched, ActOpenWorkspaceSwitcher}}},
 	}
 	for _, c := range cases {
-		m := NewMatcher(km)
-		for i, s := range c.steps {
-			got := m.Press(t0.Add(s.after), mustStroke(t, s.key), c.ctxs...)
-			if got.Outcome != s.outcome || got.Action != s.action {
-				t.Errorf("%s, step %d (%s): %+v, want outcome %d action %q", c.name, i, s.key, got, s.outcome, s.action)
+		t.Run(c.name, func(t *testing.T) {
+			m := NewMatcher(km)
+			for i, s := range c.steps {
+				got := m.Press(t0.Add(s.after), mustStroke(t, s.key), c.ctxs...)
+				if got.Outcome != s.outcome || got.Action != s.action {
+					t.Errorf("step %d (%s): %+v, want outcome %d action %q", i, s.key, got, s.outcome, s.action)
+				}
 			}
-		}
+		})
 	}
 }
 

@@ -112,18 +112,21 @@ func TestRenderNoColor(t *testing.T) {
 
 func TestStyleSGR(t *testing.T) {
 	cases := []struct {
+		name string
 		st   Style
 		want string
 	}{
-		{Style{}, "\x1b[0m"},
-		{Style{FG: Red}, "\x1b[0;31m"},
-		{Style{FG: BrightBlack, BG: White}, "\x1b[0;90;47m"},
-		{Style{BG: BrightWhite, Attr: Underline | Reverse}, "\x1b[0;4;7;107m"},
-		{Style{Attr: Bold | Dim | Italic}, "\x1b[0;1;2;3m"},
+		{"the zero style resets", Style{}, "\x1b[0m"},
+		{"a foreground colour", Style{FG: Red}, "\x1b[0;31m"},
+		{"a bright foreground on a background", Style{FG: BrightBlack, BG: White}, "\x1b[0;90;47m"},
+		{"attributes before a bright background", Style{BG: BrightWhite, Attr: Underline | Reverse}, "\x1b[0;4;7;107m"},
+		{"several attributes", Style{Attr: Bold | Dim | Italic}, "\x1b[0;1;2;3m"},
 	}
 	for _, c := range cases {
-		if got := string(c.st.appendSGR(nil, false)); got != c.want {
-			t.Errorf("%+v: %q, want %q", c.st, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := string(c.st.appendSGR(nil, false)); got != c.want {
+				t.Errorf("%+v: %q, want %q", c.st, got, c.want)
+			}
+		})
 	}
 }

@@ -16,31 +16,34 @@ func lines(ls []Line) string {
 
 func TestWrap(t *testing.T) {
 	cases := []struct {
+		name string
 		in   string
 		w    int
 		want string
 	}{
-		{"the quick brown fox", 10, "the quick|\nbrown fox|\n"},
-		{"the quick brown fox", 9, "the quick|\nbrown fox|\n"},
-		{"abcdefghijklmnop", 5, "abcde|\nfghij|\nklmno|\np|\n"},
-		{"  indented  spaces kept", 30, "  indented  spaces kept|\n"},
-		{"a\n\nb", 5, "a|\n|\nb|\n"},
-		{"漢字漢字漢字", 5, "漢字|\n漢字|\n漢字|\n"},
-		{"漢字", 1, "·|\n·|\n"},
-		{"tab\tx", 20, "tab    x|\n"},
-		{"esc\x1b[31m", 20, "esc[31m|\n"},
-		{"", 5, "|\n"},
+		{"words wrap at a space", "the quick brown fox", 10, "the quick|\nbrown fox|\n"},
+		{"words that fill the width exactly", "the quick brown fox", 9, "the quick|\nbrown fox|\n"},
+		{"a long word is cut", "abcdefghijklmnop", 5, "abcde|\nfghij|\nklmno|\np|\n"},
+		{"spaces are kept", "  indented  spaces kept", 30, "  indented  spaces kept|\n"},
+		{"line breaks and an empty line", "a\n\nb", 5, "a|\n|\nb|\n"},
+		{"wide characters wrap whole", "漢字漢字漢字", 5, "漢字|\n漢字|\n漢字|\n"},
+		{"a wide character wider than the line is a dot", "漢字", 1, "·|\n·|\n"},
+		{"a tab expands to spaces", "tab\tx", 20, "tab    x|\n"},
+		{"an escape character is dropped", "esc\x1b[31m", 20, "esc[31m|\n"},
+		{"empty text is one empty line", "", 5, "|\n"},
 	}
 	for _, c := range cases {
-		got := Wrap(c.in, c.w, Style{})
-		if s := lines(got); s != c.want {
-			t.Errorf("Wrap(%q, %d) =\n%s\nwant\n%s", c.in, c.w, s, c.want)
-		}
-		for _, l := range got {
-			if l.Width() > c.w {
-				t.Errorf("Wrap(%q, %d): line %q too wide", c.in, c.w, l.String())
+		t.Run(c.name, func(t *testing.T) {
+			got := Wrap(c.in, c.w, Style{})
+			if s := lines(got); s != c.want {
+				t.Errorf("Wrap(%q, %d) =\n%s\nwant\n%s", c.in, c.w, s, c.want)
 			}
-		}
+			for _, l := range got {
+				if l.Width() > c.w {
+					t.Errorf("Wrap(%q, %d): line %q too wide", c.in, c.w, l.String())
+				}
+			}
+		})
 	}
 }
 

@@ -8,36 +8,39 @@ import (
 func TestHighlight(t *testing.T) {
 	th := &DefaultTheme
 	cases := []struct {
+		name       string
 		lang, line string
 		want       []Span
 	}{
-		{"go", `func f() { return "x\"y" } // done`, []Span{
+		{"Go keywords, an escaped quote and a line comment", "go", `func f() { return "x\"y" } // done`, []Span{
 			{"func", th.SyntaxKeyword}, {" f() { ", th.Code}, {"return", th.SyntaxKeyword}, {" ", th.Code},
 			{`"x\"y"`, th.SyntaxString}, {" } ", th.Code}, {"// done", th.SyntaxComment}}},
-		{"python", "def f(x): return 42 # answer", []Span{
+		{"Python keywords, a number and a hash comment", "python", "def f(x): return 42 # answer", []Span{
 			{"def", th.SyntaxKeyword}, {" f(x): ", th.Code}, {"return", th.SyntaxKeyword}, {" ", th.Code},
 			{"42", th.SyntaxNumber}, {" ", th.Code}, {"# answer", th.SyntaxComment}}},
-		{"ts", "const a = /* c */ `t`", []Span{
+		{"a block comment and a template string", "ts", "const a = /* c */ `t`", []Span{
 			{"const", th.SyntaxKeyword}, {" a = ", th.Code}, {"/* c */", th.SyntaxComment}, {" ", th.Code}, {"`t`", th.SyntaxString}}},
-		{"json", `{"k": true, "n": 1.5}`, []Span{
+		{"JSON strings, literals and numbers", "json", `{"k": true, "n": 1.5}`, []Span{
 			{"{", th.Code}, {`"k"`, th.SyntaxString}, {": ", th.Code}, {"true", th.SyntaxKeyword}, {", ", th.Code},
 			{`"n"`, th.SyntaxString}, {": ", th.Code}, {"1.5", th.SyntaxNumber}, {"}", th.Code}}},
-		{"bash", `if [ -f x ]; then echo 'unterminated`, []Span{
+		{"an unterminated string runs to the end of the line", "bash", `if [ -f x ]; then echo 'unterminated`, []Span{
 			{"if", th.SyntaxKeyword}, {" [ -f x ]; ", th.Code}, {"then", th.SyntaxKeyword}, {" echo ", th.Code}, {"'unterminated", th.SyntaxString}}},
-		{"cobol", "MOVE A TO B", []Span{{"MOVE A TO B", th.Code}}},
-		{"go", "x2 := 漢字", []Span{{"x2 := 漢字", th.Code}}},
+		{"an unknown language is plain code", "cobol", "MOVE A TO B", []Span{{"MOVE A TO B", th.Code}}},
+		{"a digit inside a name is no number", "go", "x2 := 漢字", []Span{{"x2 := 漢字", th.Code}}},
 	}
 	for _, c := range cases {
-		got := Highlight(c.lang, c.line, th)
-		if len(got) != len(c.want) {
-			t.Errorf("%s %q: got %q", c.lang, c.line, got)
-			continue
-		}
-		for i := range got {
-			if got[i] != c.want[i] {
-				t.Errorf("%s %q: span %d = %+v, want %+v", c.lang, c.line, i, got[i], c.want[i])
+		t.Run(c.name, func(t *testing.T) {
+			got := Highlight(c.lang, c.line, th)
+			if len(got) != len(c.want) {
+				t.Errorf("%s %q: got %q", c.lang, c.line, got)
+				return
 			}
-		}
+			for i := range got {
+				if got[i] != c.want[i] {
+					t.Errorf("%s %q: span %d = %+v, want %+v", c.lang, c.line, i, got[i], c.want[i])
+				}
+			}
+		})
 	}
 }
 

@@ -7,39 +7,45 @@ import (
 
 func TestRuneWidth(t *testing.T) {
 	cases := []struct {
-		r    rune
-		want int
+		name  string
+		runes []rune
+		want  int
 	}{
-		{'a', 1}, {' ', 1}, {'~', 1},
-		{0, 0}, {'\t', 0}, {0x1b, 0}, {0x7f, 0}, {0x85, 0}, {0x9b, 0},
-		{'é', 1}, {'ß', 1}, {'Ω', 1}, {'я', 1},
-		{0x0301, 0}, // combining acute accent (Mn)
-		{0x20DD, 0}, // combining enclosing circle (Me)
-		{0x200D, 0}, // zero width joiner (Cf)
-		{0x200B, 0}, // zero width space
-		{0xFE0F, 0}, // variation selector 16
-		{0xE0100, 0},
-		{0x00AD, 0}, // soft hyphen
-		{0x1160, 0}, // Hangul medial vowel
-		{0x1100, 2}, {0x115F, 2},
-		{'漢', 2}, {'字', 2}, {'あ', 2}, {'カ', 2}, {'한', 2},
-		{0x3000, 2}, // ideographic space (F)
-		{0x303F, 1}, // half fill space (N)
-		{0xFF21, 2}, // fullwidth A (F)
-		{0xFF61, 1}, // halfwidth ideographic full stop (H)
-		{0xFFE0, 2},
-		{0x1F600, 2}, {0x1F680, 2}, {0x1F9FF, 2},
-		{0x1F321, 1},             // thermometer: text presentation by default (N)
-		{0x2630, 2}, {0x4DC0, 2}, // Unicode 16 additions
-		{0x20000, 2}, {0x2FFFD, 2}, {0x3FFFD, 2}, {0x40000, 1},
-		{0x231A, 2}, {0x231C, 1},
-		{0x2605, 1}, // black star: ambiguous, narrow here
-		{0x10FFFF, 1},
+		{"printable ASCII", []rune{'a', ' ', '~'}, 1},
+		{"C0 and C1 controls and DEL", []rune{0, '\t', 0x1b, 0x7f, 0x85, 0x9b}, 0},
+		{"Latin, Greek and Cyrillic letters", []rune{'é', 'ß', 'Ω', 'я'}, 1},
+		{"a combining accent (Mn)", []rune{0x0301}, 0},
+		{"a combining enclosing circle (Me)", []rune{0x20DD}, 0},
+		{"the zero width joiner (Cf)", []rune{0x200D}, 0},
+		{"the zero width space", []rune{0x200B}, 0},
+		{"variation selectors", []rune{0xFE0F, 0xE0100}, 0},
+		{"the soft hyphen", []rune{0x00AD}, 0},
+		{"a Hangul medial vowel", []rune{0x1160}, 0},
+		{"Hangul initial consonants", []rune{0x1100, 0x115F}, 2},
+		{"ideographs, kana and Hangul syllables", []rune{'漢', '字', 'あ', 'カ', '한'}, 2},
+		{"the ideographic space (F)", []rune{0x3000}, 2},
+		{"the half fill space (N)", []rune{0x303F}, 1},
+		{"a fullwidth letter (F)", []rune{0xFF21}, 2},
+		{"a halfwidth ideographic full stop (H)", []rune{0xFF61}, 1},
+		{"a fullwidth sign", []rune{0xFFE0}, 2},
+		{"emoji", []rune{0x1F600, 0x1F680, 0x1F9FF}, 2},
+		{"a symbol with text presentation by default (N)", []rune{0x1F321}, 1},
+		{"Unicode 16 additions", []rune{0x2630, 0x4DC0}, 2},
+		{"the second and third planes", []rune{0x20000, 0x2FFFD, 0x3FFFD}, 2},
+		{"the fourth plane is narrow", []rune{0x40000}, 1},
+		{"the watch, emoji by default, is wide", []rune{0x231A}, 2},
+		{"the corner after the hourglass is narrow", []rune{0x231C}, 1},
+		{"an ambiguous star is narrow", []rune{0x2605}, 1},
+		{"the last code point", []rune{0x10FFFF}, 1},
 	}
 	for _, c := range cases {
-		if got := RuneWidth(c.r); got != c.want {
-			t.Errorf("RuneWidth(%U) = %d, want %d", c.r, got, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			for _, r := range c.runes {
+				if got := RuneWidth(r); got != c.want {
+					t.Errorf("RuneWidth(%U) = %d, want %d", r, got, c.want)
+				}
+			}
+		})
 	}
 }
 
@@ -57,32 +63,35 @@ func TestWideTableSorted(t *testing.T) {
 
 func TestStringWidthAndTruncate(t *testing.T) {
 	cases := []struct {
+		name  string
 		s     string
 		width int
 		cut   int
 		want  string
 	}{
-		{"hello", 5, 3, "hel"},
-		{"漢字かな", 8, 5, "漢字"},
-		{"漢字かな", 8, 4, "漢字"},
-		{"a漢", 3, 2, "a"},
-		{"e\u0301te\u0301", 3, 1, "e\u0301"},
-		{"👍🏽ok", 6, 4, "👍🏽"}, // the skin-tone modifier is wide in the table
-		{"", 0, 3, ""},
-		{"abc", 3, 0, ""},
-		{"x\u200dy", 2, 1, "x\u200d"},
+		{"ASCII", "hello", 5, 3, "hel"},
+		{"a wide character that does not fit is dropped", "漢字かな", 8, 5, "漢字"},
+		{"wide characters that fit exactly", "漢字かな", 8, 4, "漢字"},
+		{"a wide character after a narrow one", "a漢", 3, 2, "a"},
+		{"a combining accent stays with its letter", "e\u0301te\u0301", 3, 1, "e\u0301"},
+		{"a skin-tone modifier is wide", "👍🏽ok", 6, 4, "👍🏽"},
+		{"empty", "", 0, 3, ""},
+		{"a cut at zero", "abc", 3, 0, ""},
+		{"a zero width joiner stays with what it follows", "x\u200dy", 2, 1, "x\u200d"},
 	}
 	for _, c := range cases {
-		if got := StringWidth(c.s); got != c.width {
-			t.Errorf("StringWidth(%q) = %d, want %d", c.s, got, c.width)
-		}
-		got := Truncate(c.s, c.cut)
-		if got != c.want {
-			t.Errorf("Truncate(%q, %d) = %q, want %q", c.s, c.cut, got, c.want)
-		}
-		if StringWidth(got) > c.cut {
-			t.Errorf("Truncate(%q, %d) is wider than %d", c.s, c.cut, c.cut)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := StringWidth(c.s); got != c.width {
+				t.Errorf("StringWidth(%q) = %d, want %d", c.s, got, c.width)
+			}
+			got := Truncate(c.s, c.cut)
+			if got != c.want {
+				t.Errorf("Truncate(%q, %d) = %q, want %q", c.s, c.cut, got, c.want)
+			}
+			if StringWidth(got) > c.cut {
+				t.Errorf("Truncate(%q, %d) is wider than %d", c.s, c.cut, c.cut)
+			}
+		})
 	}
 	if got := TruncateEllipsis("abcdef", 4); got != "abc…" {
 		t.Errorf("TruncateEllipsis = %q", got)
@@ -96,27 +105,32 @@ func TestStringWidthAndTruncate(t *testing.T) {
 }
 
 func TestSanitize(t *testing.T) {
-	cases := []struct{ in, want, line string }{
-		{"plain", "plain", "plain"},
-		{"a\x1b[31mred\x1b[0m", "a[31mred[0m", "a[31mred[0m"},
-		{"title\x1b]0;pwned\x07x", "title]0;pwnedx", "title]0;pwnedx"},
-		{"bell\x07 nul\x00 bs\x08 del\x7f", "bell nul bs del", "bell nul bs del"},
-		{"c1\u009b31m \u0085next", "c131m next", "c131m next"},
-		{"crlf\r\nline", "crlf\nline", "crlf line"},
-		{"over\rwrite", "over\nwrite", "over write"},
-		{"tab\there", "tab\there", "tab here"},
-		{"bidi \u202Eevil\u202C \u2066iso\u2069", "bidi evil iso", "bidi evil iso"},
-		{"mark \u200F\u200E ok", "mark \u200F\u200E ok", "mark \u200F\u200E ok"},
-		{"bad \xff\xfe utf8", "bad \uFFFD\uFFFD utf8", "bad \uFFFD\uFFFD utf8"},
-		{"漢字 é", "漢字 é", "漢字 é"},
+	cases := []struct {
+		name           string
+		in, want, line string
+	}{
+		{"plain text", "plain", "plain", "plain"},
+		{"an escape sequence loses its escape", "a\x1b[31mred\x1b[0m", "a[31mred[0m", "a[31mred[0m"},
+		{"a title sequence loses its control characters", "title\x1b]0;pwned\x07x", "title]0;pwnedx", "title]0;pwnedx"},
+		{"C0 controls and DEL are dropped", "bell\x07 nul\x00 bs\x08 del\x7f", "bell nul bs del", "bell nul bs del"},
+		{"C1 controls are dropped", "c1\u009b31m \u0085next", "c131m next", "c131m next"},
+		{"CRLF is a line break", "crlf\r\nline", "crlf\nline", "crlf line"},
+		{"a lone CR is a line break", "over\rwrite", "over\nwrite", "over write"},
+		{"a tab stays, and is a space on one line", "tab\there", "tab\there", "tab here"},
+		{"bidi overrides and isolates are dropped", "bidi \u202Eevil\u202C \u2066iso\u2069", "bidi evil iso", "bidi evil iso"},
+		{"directional marks stay", "mark \u200F\u200E ok", "mark \u200F\u200E ok", "mark \u200F\u200E ok"},
+		{"invalid UTF-8 becomes U+FFFD", "bad \xff\xfe utf8", "bad \uFFFD\uFFFD utf8", "bad \uFFFD\uFFFD utf8"},
+		{"wide and accented text stays", "漢字 é", "漢字 é", "漢字 é"},
 	}
 	for _, c := range cases {
-		if got := Sanitize(c.in); got != c.want {
-			t.Errorf("Sanitize(%q) = %q, want %q", c.in, got, c.want)
-		}
-		if got := SanitizeLine(c.in); got != c.line {
-			t.Errorf("SanitizeLine(%q) = %q, want %q", c.in, got, c.line)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := Sanitize(c.in); got != c.want {
+				t.Errorf("Sanitize(%q) = %q, want %q", c.in, got, c.want)
+			}
+			if got := SanitizeLine(c.in); got != c.line {
+				t.Errorf("SanitizeLine(%q) = %q, want %q", c.in, got, c.line)
+			}
+		})
 	}
 }
 
