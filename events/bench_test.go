@@ -151,7 +151,7 @@ func BenchmarkLoopback(b *testing.B) {
 
 	b.Run("refused-throttled", func(b *testing.B) {
 		_, base, _ := benchServer(b, 0)
-		for range ThrottleFailures + 1 {
+		for range ThrottleFailures {
 			do(b, base+testPath, "x", "", 401)
 		}
 		tok := mint(1)[0]

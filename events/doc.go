@@ -28,11 +28,13 @@
 //     never match); subject and client are at most 1024 bytes without
 //     control characters (they are shown by `/events`); URLs are at most
 //     2048 bytes; the issuer has no query either (RFC 8414 §2).
-//   - The failure throttle is the one of `mcp serve` (decisions.md §3):
-//     more than 20 refused requests (400, 401, 403, 404, 405, 413) from
-//     one address within 60 s are answered 429 with Retry-After before
-//     anything is read. A full rate window (429) and 503 do not count. An
-//     IPv6 client counts by its /64.
+//   - The failure throttle is the one of `mcp serve` (internal/throttle,
+//     decisions.md §3): after 20 refused requests (400, 401, 403, 404,
+//     405, 413) from one client within 60 s, its further failing requests
+//     are answered 429 with Retry-After in place of their refusal; a
+//     request whose token verifies for its grant is never refused by it. A
+//     full rate window (429) and 503 do not count. An IPv6 client counts
+//     by its /64.
 //   - The method is checked (405) once the grant is known, before the
 //     token; the grant's protected-resource metadata (RFC 9728) is served
 //     to GET at /.well-known/oauth-protected-resource<path>, for a revoked

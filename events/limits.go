@@ -1,12 +1,13 @@
 package events
 
 import (
-	"container/list"
 	"net/http"
 	"net/netip"
 	"sort"
 	"strings"
 	"time"
+
+	"agent/internal/throttle"
 )
 
 // window counts the admitted turns of one grant against its rate windows
@@ -76,97 +77,15 @@ func (w *window) prune(now time.Duration) {
 	}
 }
 
-// The failure throttle: more than ThrottleFailures refused requests from
-// one address within ThrottleWindow are answered 429 with Retry-After
-// until the window has room again, before anything else is read
-// (decisions.md §3, which the event endpoint shares with `mcp serve`).
+// The failure throttle (internal/throttle, shared with `mcp serve`): after
+// ThrottleFailures refused requests from one client within ThrottleWindow,
+// its further failing requests are answered 429 with Retry-After until the
+// window has room (decisions.md §3 and §4).
 const (
-	ThrottleFailures       = 20
-	ThrottleWindow         = 60 * time.Second
-	DefaultMaxThrottleAddr = 10_000
+	ThrottleFailures       = throttle.DefaultMaxFailures
+	ThrottleWindow         = throttle.DefaultWindow
+	DefaultMaxThrottleAddr = throttle.DefaultMaxAddrs
 )
-
-// throttle remembers the recent failures of at most max addresses. When
-// full it forgets the address that failed least recently, so a flood of
-// addresses costs a bounded amount of memory; such a flood can only free
-// other addresses early, never block a quiet one.
-//
-// A throttle is not safe for concurrent use; the Server's mutex guards it.
-type throttle struct {
-	max     int
-	entries map[netip.Prefix]*list.Element // of *failures
-	lru     list.List                      // most recent failure first
-}
-
-type failures struct {
-	key   netip.Prefix
-	times [ThrottleFailures + 1]time.Duration // ring of the latest failures
-	n     int                                 // failures recorded, up to len(times)
-	next  int                                 // ring position of the next write
-	noted bool                                // this throttled stretch has been audited
-}
-
-// oldest is the earliest of the failures in the ring, valid when full.
-func (f *failures) oldest() time.Duration { return f.times[f.next] }
-
-func newThrottle(max int) *throttle {
-	if max <= 0 {
-		max = DefaultMaxThrottleAddr
-	}
-	return &throttle{max: max, entries: map[netip.Prefix]*list.Element{}}
-}
-
-// blocked reports whether key is throttled at now, for how long, and
-// whether this is the first refusal of the stretch (to audit it once).
-func (t *throttle) blocked(key netip.Prefix, now time.Duration) (bool, time.Duration, bool) {
-	el, ok := t.entries[key]
-	if !ok {
-		return false, 0, false
-	}
-	f := el.Value.(*failures)
-	if f.n < len(f.times) || f.oldest() <= now-ThrottleWindow {
-		f.noted = false
-		return false, 0, false
-	}
-	first := !f.noted
-	f.noted = true
-	return true, f.oldest() + ThrottleWindow - now, first
-}
-
-// fail records a refused request from key at now.
-func (t *throttle) fail(key netip.Prefix, now time.Duration) {
-	el, ok := t.entries[key]
-	if ok {
-		t.lru.MoveToFront(el)
-	} else {
-		if len(t.entries) >= t.max {
-			last := t.lru.Back()
-			delete(t.entries, last.Value.(*failures).key)
-			t.lru.Remove(last)
-		}
-		el = t.lru.PushFront(&failures{key: key})
-		t.entries[key] = el
-	}
-	f := el.Value.(*failures)
-	f.times[f.next] = now
-	f.next = (f.next + 1) % len(f.times)
-	f.n = min(f.n+1, len(f.times))
-}
-
-// throttleKey is the unit the throttle counts: an IPv4 address, or the /64
-// of an IPv6 address, since one IPv6 host commonly holds a whole /64.
-func throttleKey(a netip.Addr) netip.Prefix {
-	a = a.Unmap()
-	bits := 32
-	if a.Is6() {
-		bits = 64
-	}
-	p, err := a.Prefix(bits)
-	if err != nil {
-		return netip.PrefixFrom(a, a.BitLen())
-	}
-	return p
-}
 
 // clientAddr is the address a request came from: the peer, or, when the
 // peer is a trusted proxy, the nearest address in X-Forwarded-For that is

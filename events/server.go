@@ -20,6 +20,7 @@ import (
 	"agent/internal/httpguard"
 	"agent/internal/jose"
 	"agent/internal/quote"
+	"agent/internal/throttle"
 )
 
 // Target is the session that admitted events start turns in. The events
@@ -120,8 +121,7 @@ type Server struct {
 	maxConns, maxPerAddr int
 	guard                *httpguard.Guard
 
-	mu  sync.Mutex // guards thr
-	thr *throttle
+	thr *throttle.Throttle
 
 	lnMu   sync.Mutex
 	ln     net.Listener
@@ -174,12 +174,13 @@ func New(opts Options) (*Server, error) {
 
 		maxConns:   opts.MaxConns,
 		maxPerAddr: opts.MaxConnsPerAddr,
-		thr:        newThrottle(opts.MaxThrottleAddrs),
+		thr:        nil, // set below, with the clock
 		done:       make(chan struct{}),
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.thr = throttle.New(throttle.Options{MaxAddrs: opts.MaxThrottleAddrs, Now: s.now})
 	s.epoch = s.now()
 	for _, a := range opts.TrustedProxies {
 		if !a.IsValid() {
@@ -456,7 +457,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	d := s.decide(w, r, throttleKey(addr))
+	d := s.decide(w, r, addr)
 	if d.throttled {
 		if d.first {
 			rec.Outcome, rec.Status, rec.Reason = OutcomeThrottled, http.StatusTooManyRequests, reasonThrottled
@@ -511,18 +512,15 @@ func countsAsFailure(status int) bool {
 }
 
 // decide runs the checks for an event request and writes the response.
-func (s *Server) decide(w http.ResponseWriter, r *http.Request, key netip.Prefix) decision {
+func (s *Server) decide(w http.ResponseWriter, r *http.Request, addr netip.Addr) decision {
 	// refuse answers a failure whose token has not verified for its
 	// grant: 429 instead when the address is over the throttle's limit.
 	refuse := func(st *grantState, status int, reason string) decision {
-		mono := s.now().Sub(s.epoch)
-		s.mu.Lock()
-		blocked, wait, first := s.thr.blocked(key, mono)
-		if !blocked && countsAsFailure(status) {
-			s.thr.fail(key, mono)
+		wait, first := s.thr.Blocked(addr)
+		if wait == 0 && countsAsFailure(status) {
+			s.thr.Fail(addr)
 		}
-		s.mu.Unlock()
-		if blocked {
+		if wait > 0 {
 			h := w.Header()
 			h.Del("WWW-Authenticate")
 			h.Del("Allow")
@@ -537,10 +535,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, key netip.Prefix
 	// the throttle never replaces it (it still counts).
 	refuseVerified := func(st *grantState, status int, reason string) decision {
 		if countsAsFailure(status) {
-			mono := s.now().Sub(s.epoch)
-			s.mu.Lock()
-			s.thr.fail(key, mono)
-			s.mu.Unlock()
+			s.thr.Fail(addr)
 		}
 		w.WriteHeader(status)
 		return decision{st: st, status: status, reason: reason}

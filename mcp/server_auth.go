@@ -19,10 +19,10 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"agent/internal/jose"
+	"agent/internal/throttle"
 )
 
 // NewServeToken returns a fresh loopback token: 32 random bytes, base64url
@@ -90,10 +90,10 @@ type TokenVerifier interface {
 }
 
 // Throttle defaults (decisions.md §3: more than 20 failed requests from
-// one address within 60 s get 429).
+// one client within 60 s get 429; internal/throttle).
 const (
-	DefaultMaxFailures    = 20
-	DefaultFailureWindow  = 60 * time.Second
+	DefaultMaxFailures    = throttle.DefaultMaxFailures
+	DefaultFailureWindow  = throttle.DefaultWindow
 	DefaultMaxThrottled   = 4096
 	protectedResourcePath = "/.well-known/oauth-protected-resource"
 )
@@ -114,8 +114,8 @@ type RemoteAuthOptions struct {
 	// subject to the MCP address policy (decisions.md §3).
 	Verifier   TokenVerifier
 	HTTPClient *http.Client
-	// MaxFailures, FailureWindow and MaxAddresses shape the throttle; 0
-	// means 20, 60 s and 4096 addresses remembered.
+	// MaxFailures, FailureWindow and MaxAddresses shape the throttle
+	// (internal/throttle); 0 means 20, 60 s and 4096 clients remembered.
 	MaxFailures   int
 	FailureWindow time.Duration
 	MaxAddresses  int
@@ -137,8 +137,7 @@ type RemoteAuth struct {
 	verifier    TokenVerifier
 	scopeString string
 
-	mu       sync.Mutex
-	failures map[netip.Addr][]time.Time
+	failures *throttle.Throttle
 }
 
 // ErrRemoteFlags is wrapped by NewRemoteAuth when a required option is
@@ -177,7 +176,8 @@ func NewRemoteAuth(opts RemoteAuthOptions) (*RemoteAuth, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &RemoteAuth{opts: opts, public: u, failures: map[netip.Addr][]time.Time{}, scopeString: strings.Join(opts.Scopes, " ")}
+	a := &RemoteAuth{opts: opts, public: u, scopeString: strings.Join(opts.Scopes, " "),
+		failures: throttle.New(throttle.Options{MaxFailures: opts.MaxFailures, Window: opts.FailureWindow, MaxAddrs: opts.MaxAddresses, Now: opts.Now})}
 	a.endpoint = u.EscapedPath()
 	if a.endpoint == "" {
 		a.endpoint = "/"
@@ -309,56 +309,6 @@ func (a *RemoteAuth) trusted(addr netip.Addr) bool {
 	return false
 }
 
-// recent returns the failures of addr within the window, pruned.
-func (a *RemoteAuth) recentLocked(addr netip.Addr, now time.Time) []time.Time {
-	fs := a.failures[addr]
-	i := 0
-	for i < len(fs) && now.Sub(fs[i]) >= a.opts.FailureWindow {
-		i++
-	}
-	fs = fs[i:]
-	if len(fs) == 0 {
-		delete(a.failures, addr)
-		return nil
-	}
-	a.failures[addr] = fs
-	return fs
-}
-
-// throttled returns how long addr must wait, or 0.
-func (a *RemoteAuth) throttled(addr netip.Addr) time.Duration {
-	now := a.opts.Now()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	fs := a.recentLocked(addr, now)
-	if len(fs) < a.opts.MaxFailures {
-		return 0
-	}
-	return max(fs[len(fs)-a.opts.MaxFailures].Add(a.opts.FailureWindow).Sub(now), time.Second)
-}
-
-func (a *RemoteAuth) fail(addr netip.Addr) {
-	now := a.opts.Now()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if _, ok := a.failures[addr]; !ok && len(a.failures) >= a.opts.MaxAddresses {
-		for k := range a.failures {
-			a.recentLocked(k, now)
-		}
-		for k := range a.failures {
-			if len(a.failures) < a.opts.MaxAddresses {
-				break
-			}
-			delete(a.failures, k) // full of live entries: forget one
-		}
-	}
-	fs := append(a.failures[addr], now)
-	if len(fs) > a.opts.MaxFailures {
-		fs = fs[len(fs)-a.opts.MaxFailures:]
-	}
-	a.failures[addr] = fs
-}
-
 // Admit implements Authenticator (seed §7.1, decisions.md §3): 401 with a
 // challenge for a missing or invalid token; 403 insufficient_scope for a
 // missing scope; 403 for a subject not admitted; 503 when the issuer's
@@ -393,12 +343,12 @@ func (a *RemoteAuth) Admit(r *http.Request) *Refusal {
 			ref = &Refusal{Status: http.StatusUnauthorized, Header: http.Header{"Www-Authenticate": {a.challenge("invalid_token")}}}
 		}
 	}
-	if wait := a.throttled(addr); wait > 0 {
+	if wait, _ := a.failures.Blocked(addr); wait > 0 {
 		secs := int((wait + time.Second - 1) / time.Second)
 		a.report(addr, http.StatusTooManyRequests, nil)
 		return &Refusal{Status: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {strconv.Itoa(secs)}}}
 	}
-	a.fail(addr)
+	a.failures.Fail(addr)
 	a.report(addr, ref.Status, err)
 	return ref
 }

@@ -529,9 +529,9 @@ func TestThrottleBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 100; i++ {
-		a.fail(netip.AddrFrom4([4]byte{192, 0, 2, byte(i)}))
+		a.failures.Fail(netip.AddrFrom4([4]byte{192, 0, 2, byte(i)}))
 	}
-	if n := len(a.failures); n > 8 {
+	if n := a.failures.Len(); n > 8 {
 		t.Fatalf("%d addresses remembered", n)
 	}
 	if a.Endpoint() != "/" || a.MetadataPath() != "/.well-known/oauth-protected-resource" {
