@@ -29,10 +29,11 @@ func (e *UntrustedError) Error() string {
 	return fmt.Sprintf("the workspace %s is not trusted: run 'agent trust --yes' there first", e.Workspace)
 }
 
-// CLIOptions are what a command-line start knows. The zero value starts a
-// session in the working directory with $HOME's settings, the provider of
-// defaultModel, and nobody to answer permission prompts.
-type CLIOptions struct {
+// StartOptions are what a front end decides when it starts a workspace
+// session. The zero value starts a session in the working directory with
+// $HOME's settings, the provider of defaultModel, and nobody to answer
+// permission prompts.
+type StartOptions struct {
 	Workspace string                      // "": the working directory
 	Home      string                      // "": $HOME
 	LookupEnv func(string) (string, bool) // nil: os.LookupEnv
@@ -87,10 +88,13 @@ type CLIOptions struct {
 	SignInUI oauth.UI
 }
 
-// CLI is a started command-line session: what every front end (print
-// mode, a background session, mcp serve, the terminal UI, an embedder)
-// drives. Close ends the session and everything it started.
-type CLI struct {
+// WorkspaceSession is a Session started in a workspace together with
+// everything the workspace configures around it: its settings (trust
+// gated), the model choice, the permission checker, the MCP servers and
+// their background tasks, and the transcript. Every front end (print mode,
+// a background session, mcp serve, the terminal UI, an embedder) drives
+// one. Close ends the session and everything it started.
+type WorkspaceSession struct {
 	Session     *Session
 	Settings    *config.Settings
 	Workspace   string // the workspace's real path
@@ -98,7 +102,7 @@ type CLI struct {
 	Trusted     bool
 	Model       ModelChoice
 	Permissions *Checker
-	// Resumed is the stored conversation when CLIOptions.Resume was set.
+	// Resumed is the stored conversation when StartOptions.Resume was set.
 	Resumed *Loaded
 	// MCP holds the session's MCP connections and the /mcp commands.
 	MCP *mcp.Manager
@@ -114,12 +118,14 @@ type CLI struct {
 	signInUI   oauth.UI
 }
 
-// StartCLI starts a session the way the command line does: the settings
-// of the workspace with trust gating, the trust check for headless starts,
-// the provider and model of cli.md's resolution, the built-in tools under
-// the permission rules, and the transcript. It is the embedding entry
-// point (seed-mcp-events.md §1.1 rule 3).
-func StartCLI(ctx context.Context, opts CLIOptions) (*CLI, error) {
+// Start starts a workspace session the way the command line does: the
+// settings of the workspace with trust gating, the trust check for
+// headless starts, the provider and model of cli.md's resolution, the
+// built-in tools under the permission rules, the transcript and the MCP
+// servers. It is the one entry point of front ends and embedders: the
+// library start function of seed-mcp-events.md §1.1 rule 3, which takes
+// the approval store and the stdio authorities (docs/design.md).
+func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -184,7 +190,7 @@ func StartCLI(ctx context.Context, opts CLIOptions) (*CLI, error) {
 	}
 	checker := NewChecker(CheckerOptions{Mode: mode, Allow: s.Permissions.Allow, Deny: s.Permissions.Deny, Workspace: ws, Home: home})
 
-	c := &CLI{Settings: s, Workspace: ws, Home: home, Trusted: trusted, Model: choice, Permissions: checker}
+	c := &WorkspaceSession{Settings: s, Workspace: ws, Home: home, Trusted: trusted, Model: choice, Permissions: checker}
 	id := NewID()
 	var turns int
 	if opts.Resume != "" {
@@ -227,7 +233,7 @@ func StartCLI(ctx context.Context, opts CLIOptions) (*CLI, error) {
 
 // startMCP builds the session's MCP manager and connects the approved
 // servers that may connect at startup (seed-mcp-events.md §1.1).
-func (c *CLI) startMCP(ctx context.Context, opts CLIOptions) {
+func (c *WorkspaceSession) startMCP(ctx context.Context, opts StartOptions) {
 	s := c.Settings
 	life, stop := context.WithCancel(context.Background())
 	c.stopLife = stop
@@ -279,7 +285,7 @@ func (c *CLI) startMCP(ctx context.Context, opts CLIOptions) {
 
 // oauthTransport attaches the stored token of a signed-in server (and
 // refreshes it at the recorded endpoint, decisions.md §2).
-func (c *CLI) oauthTransport(d *config.ServerDef, base http.RoundTripper) (http.RoundTripper, error) {
+func (c *WorkspaceSession) oauthTransport(d *config.ServerDef, base http.RoundTripper) (http.RoundTripper, error) {
 	id := oauth.IdentityOf(d)
 	st, err := c.credStore.State(id, time.Now())
 	if err != nil {
@@ -295,7 +301,7 @@ func (c *CLI) oauthTransport(d *config.ServerDef, base http.RoundTripper) (http.
 // Close ends the session, its background tasks and its MCP servers (a
 // stdio server: stdin closed, then SIGTERM, then SIGKILL), and closes the
 // transcript; idempotent.
-func (c *CLI) Close() error {
+func (c *WorkspaceSession) Close() error {
 	if c.Session != nil {
 		c.Session.Close()
 	}

@@ -14,8 +14,8 @@ import (
 	"agent/internal/fakemodel"
 )
 
-// cliSandbox is a home and a trusted workspace for StartCLI.
-func cliSandbox(t *testing.T, trusted bool) (home, ws string) {
+// startSandbox is a home and a trusted workspace for Start.
+func startSandbox(t *testing.T, trusted bool) (home, ws string) {
 	t.Helper()
 	home, ws = t.TempDir(), t.TempDir()
 	if trusted {
@@ -28,17 +28,17 @@ func cliSandbox(t *testing.T, trusted bool) (home, ws string) {
 
 func lookupNone(string) (string, bool) { return "", false }
 
-func TestStartCLIHeadlessRefusesUntrusted(t *testing.T) {
-	home, ws := cliSandbox(t, false)
+func TestStartHeadlessRefusesUntrusted(t *testing.T) {
+	home, ws := startSandbox(t, false)
 	srv := fakemodel.New()
 	defer srv.Close()
-	_, err := StartCLI(t.Context(), CLIOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", BaseURL: srv.URL(), Headless: true})
+	_, err := Start(t.Context(), StartOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", BaseURL: srv.URL(), Headless: true})
 	var ue *UntrustedError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "agent trust --yes") {
 		t.Fatalf("err = %v", err)
 	}
 	// Not headless: user settings only, and the session starts.
-	c, err := StartCLI(t.Context(), CLIOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", BaseURL: srv.URL(), NoTranscript: true})
+	c, err := Start(t.Context(), StartOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", BaseURL: srv.URL(), NoTranscript: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,23 +48,23 @@ func TestStartCLIHeadlessRefusesUntrusted(t *testing.T) {
 	}
 }
 
-func TestStartCLIRefusesBadMode(t *testing.T) {
-	home, ws := cliSandbox(t, true)
-	_, err := StartCLI(t.Context(), CLIOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", BaseURL: "http://127.0.0.1:1/v1", PermissionMode: "yolo", Headless: true})
+func TestStartRefusesBadMode(t *testing.T) {
+	home, ws := startSandbox(t, true)
+	_, err := Start(t.Context(), StartOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", BaseURL: "http://127.0.0.1:1/v1", PermissionMode: "yolo", Headless: true})
 	if err == nil || !strings.Contains(err.Error(), "yolo") {
 		t.Fatalf("err = %v", err)
 	}
 }
 
-// TestStartCLIResume: a resumed session sends the stored conversation,
+// TestStartResume: a resumed session sends the stored conversation,
 // appends to the same transcript (after a torn last line), and numbers its
 // turns after the stored ones.
-func TestStartCLIResume(t *testing.T) {
-	home, ws := cliSandbox(t, true)
+func TestStartResume(t *testing.T) {
+	home, ws := startSandbox(t, true)
 	srv := fakemodel.New(fakemodel.Reply{Text: "first"}, fakemodel.Reply{Text: "second"})
 	defer srv.Close()
-	opts := CLIOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", Model: "fake", BaseURL: srv.URL(), Headless: true}
-	c, err := StartCLI(t.Context(), opts)
+	opts := StartOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", Model: "fake", BaseURL: srv.URL(), Headless: true}
+	c, err := Start(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestStartCLIResume(t *testing.T) {
 	f.Close()
 
 	opts.Resume = id
-	c, err = StartCLI(t.Context(), opts)
+	c, err = Start(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,11 +114,11 @@ func TestStartCLIResume(t *testing.T) {
 	other := t.TempDir()
 	config.Trust(home, other, time.Now())
 	opts.Workspace = other
-	if _, err := StartCLI(t.Context(), opts); err == nil || !strings.Contains(err.Error(), "belongs to the workspace") {
+	if _, err := Start(t.Context(), opts); err == nil || !strings.Contains(err.Error(), "belongs to the workspace") {
 		t.Fatalf("err = %v", err)
 	}
 	opts.Workspace, opts.Resume = ws, "no-such-session"
-	if _, err := StartCLI(t.Context(), opts); err == nil {
+	if _, err := Start(t.Context(), opts); err == nil {
 		t.Fatal("resumed a missing session")
 	}
 }
