@@ -95,7 +95,7 @@ func newMCPSetup(t *testing.T, extra string, replies ...fakemodel.Reply) *mcpSet
 	s := config.Load(config.Options{Home: st.home, Workspace: ws, Trusted: true, Lookup: lookupNone})
 	st.store.m["echo"] = mcp.Record{State: mcp.Approved, Fingerprint: mcp.Fingerprint(s.Servers["echo"], ws)}
 	st.opts = StartOptions{Home: st.home, Workspace: st.ws, LookupEnv: lookupNone, Provider: "local", Model: "m", BaseURL: st.srv.URL(),
-		Headless: true, NoTranscript: true, MCPApprovalStore: st.store,
+		Headless: true, Overrides: StartOverrides{NoTranscript: true}, MCPApprovalStore: st.store,
 		MCPStdioAuthorities: map[string]mcp.StdioAuthority{"echo": {Command: bin, Env: map[string]string{"MCPECHO_LOG": st.log}}}}
 	return st
 }

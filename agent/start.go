@@ -54,10 +54,6 @@ type StartOptions struct {
 	// Resume continues the stored session with this id: its conversation
 	// is sent again and new turns append to its transcript.
 	Resume string
-	// NoTranscript runs without recording (tests, one-shot embedders).
-	NoTranscript bool
-	// HTTPClient carries provider requests; nil: the default client.
-	HTTPClient *http.Client
 	// Notice receives the startup diagnostics and later MCP notices, one
 	// line each, unsanitised (the front end sanitises for its output). It
 	// may be called from several goroutines. nil drops them.
@@ -70,22 +66,36 @@ type StartOptions struct {
 	// MCPStdioAuthorities let named stdio servers start (rule 3); the
 	// executable passes none.
 	MCPStdioAuthorities map[string]mcp.StdioAuthority
-	// MCPOAuthTransport attaches a signed-in server's token; nil: OAuth
-	// servers cannot connect.
+	// NoMCPHandoff keeps every MCP call in its turn (print mode,
+	// seed-mcp-events.md §2.4 rule 4).
+	NoMCPHandoff bool
+	// SignInUI carries /mcp login's conversation (the URL, the browser
+	// question, the masked paste); nil: /mcp login is refused.
+	SignInUI oauth.UI
+
+	// Overrides replace parts the runtime otherwise builds itself. Front
+	// ends leave them zero; tests and special deployments set them.
+	Overrides StartOverrides
+}
+
+// StartOverrides are the parts of a start that tests and special
+// deployments (a private certificate authority, a one-shot embedder)
+// replace; each zero value is what the command line uses.
+type StartOverrides struct {
+	// NoTranscript runs without recording (tests, one-shot embedders).
+	NoTranscript bool
+	// HTTPClient carries provider requests; nil: the default client.
+	HTTPClient *http.Client
+	// MCPOAuthTransport attaches a signed-in server's token; nil: the
+	// credentials /mcp login stored, refreshed at the recorded endpoint.
 	MCPOAuthTransport func(d *config.ServerDef, base http.RoundTripper) (http.RoundTripper, error)
 	// MCPHTTPTransport replaces the address-policy transport under MCP
 	// connections (tests with a TLS test server); nil: the policy's.
 	MCPHTTPTransport http.RoundTripper
-	// NoMCPHandoff keeps every MCP call in its turn (print mode,
-	// seed-mcp-events.md §2.4 rule 4).
-	NoMCPHandoff bool
 	// MCPRootCAs replaces the system roots for MCP servers and their
 	// authorization servers (tests with a TLS test server); nil: the
 	// system roots.
 	MCPRootCAs *x509.CertPool
-	// SignInUI carries /mcp login's conversation (the URL, the browser
-	// question, the masked paste); nil: /mcp login is refused.
-	SignInUI oauth.UI
 }
 
 // WorkspaceSession is a Session started in a workspace together with
@@ -180,7 +190,7 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	prov, err := NewProvider(choice, ProviderEnv{Lookup: lookup, HTTPClient: opts.HTTPClient})
+	prov, err := NewProvider(choice, ProviderEnv{Lookup: lookup, HTTPClient: opts.Overrides.HTTPClient})
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +213,7 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 		}
 		c.Resumed, id, turns = l, l.Header.ID, l.Turns
 	}
-	if !opts.NoTranscript {
+	if !opts.Overrides.NoTranscript {
 		if c.Resumed != nil {
 			c.transcript, err = OpenTranscript(home, id)
 		} else {
@@ -252,15 +262,16 @@ func (c *WorkspaceSession) startMCP(ctx context.Context, opts StartOptions) {
 	c.mcpTools = mt
 	policy := netguard.Policy{Allowed: s.AllowedNetworks}
 	c.credStore = oauth.NewStore(config.UserDir(c.Home))
-	c.oauthNet = oauth.NetOptions{Policy: policy, RootCAs: opts.MCPRootCAs}
+	ov := opts.Overrides
+	c.oauthNet = oauth.NetOptions{Policy: policy, RootCAs: ov.MCPRootCAs}
 	c.signInUI = opts.SignInUI
-	base := opts.MCPHTTPTransport
-	if base == nil && opts.MCPRootCAs != nil {
+	base := ov.MCPHTTPTransport
+	if base == nil && ov.MCPRootCAs != nil {
 		t := policy.Transport(netguard.ClientOptions{})
-		t.TLSClientConfig = &tls.Config{RootCAs: opts.MCPRootCAs, MinVersion: tls.VersionTLS12}
+		t.TLSClientConfig = &tls.Config{RootCAs: ov.MCPRootCAs, MinVersion: tls.VersionTLS12}
 		base = t
 	}
-	oauthT := opts.MCPOAuthTransport
+	oauthT := ov.MCPOAuthTransport
 	if oauthT == nil {
 		oauthT = c.oauthTransport
 	}

@@ -38,7 +38,7 @@ func TestStartHeadlessRefusesUntrusted(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 	// Not headless: user settings only, and the session starts.
-	c, err := Start(t.Context(), StartOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", BaseURL: srv.URL(), NoTranscript: true})
+	c, err := Start(t.Context(), StartOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", BaseURL: srv.URL(), Overrides: StartOverrides{NoTranscript: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
