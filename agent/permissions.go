@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"agent/config"
+	"agent/internal/pathglob"
 	"agent/internal/quote"
 )
 
@@ -82,7 +83,7 @@ type compiledRule struct {
 }
 
 // pathPattern is a file pattern split at its first wildcard: a literal
-// prefix compared in one step, then segments for matchPath.
+// prefix compared in one step, then segments for pathglob.Match.
 type pathPattern struct {
 	prefix string // "/ws/src" (no trailing '/'); "" when the pattern starts with a wildcard
 	rest   []string
@@ -90,7 +91,7 @@ type pathPattern struct {
 
 func newPathPattern(segs []string) pathPattern {
 	k := 0
-	for k < len(segs) && !hasMeta(segs[k]) {
+	for k < len(segs) && !pathglob.HasMeta(segs[k]) {
 		k++
 	}
 	var pp pathPattern
@@ -113,7 +114,7 @@ func (pp *pathPattern) match(p string) bool {
 			return false
 		}
 	}
-	return matchPath(pp.rest, p)
+	return pathglob.Match(pp.rest, p)
 }
 
 type ruleSet struct {
@@ -252,15 +253,15 @@ func (c *Checker) pathPatterns(p string) []pathPattern {
 	if tree {
 		p += "/**"
 	}
-	segs := splitSegments(p)
+	segs := pathglob.Split(p)
 	out := []pathPattern{newPathPattern(segs)}
 	k := 0
-	for k < len(segs) && !hasMeta(segs[k]) {
+	for k < len(segs) && !pathglob.HasMeta(segs[k]) {
 		k++
 	}
 	prefix := "/" + strings.Join(segs[:k], "/")
 	if real, err := realPath("", prefix); err == nil && real != prefix {
-		out = append(out, newPathPattern(append(splitSegments(real), segs[k:]...)))
+		out = append(out, newPathPattern(append(pathglob.Split(real), segs[k:]...)))
 	}
 	return out
 }
