@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"agent/agent"
+	"agent/agent/tools"
 	"agent/internal/httpguard"
 	"agent/internal/quote"
 	"agent/mcp"
@@ -406,7 +407,7 @@ func (t *sessionTarget) Tools() []mcp.ServedTool {
 	specs := t.s.ToolSpecs()
 	out := make([]mcp.ServedTool, 0, len(specs))
 	for _, sp := range specs {
-		out = append(out, mcp.ServedTool{Name: sp.Name, Description: sp.Description, InputSchema: sp.Schema, ReadOnly: sp.Risk == agent.RiskInspect})
+		out = append(out, mcp.ServedTool{Name: sp.Name, Description: sp.Description, InputSchema: sp.Schema, ReadOnly: sp.Risk == tools.RiskInspect})
 	}
 	return out
 }

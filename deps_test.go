@@ -131,8 +131,14 @@ func allowedImport(from, imp string, std bool) (bool, string) {
 		return to == "mcp/jsonrpc" || to == "mcp/oauth" || to == "config" || under(to, "internal") || (under(to, "mcp") && to != "mcp" && from != to), "mcp imports mcp/jsonrpc, mcp/oauth, config and internal"
 	case under(from, "events"):
 		return under(to, "internal"), "events imports only internal (it declares the interface it needs)"
+	case from == "agent/tools":
+		// The tools are told what they need (workspace, network policy,
+		// limits); they read no settings, and the runtime that offers them
+		// imports them, never the reverse (docs/design.md).
+		return under(to, "internal"), "agent/tools imports only internal"
 	case under(from, "agent"):
-		return to == "config" || under(to, "providers") || under(to, "mcp") || under(to, "internal") || (under(to, "agent") && to != from), "agent imports config, providers, mcp and internal"
+		// The runtime's sub-packages serve it and never import it.
+		return to == "config" || under(to, "providers") || under(to, "mcp") || under(to, "internal") || (under(to, "agent") && to != "agent" && to != from), "agent imports config, providers, mcp, internal and its sub-packages, which do not import agent"
 	case under(from, "tui"):
 		return to == "agent" || under(to, "agent") || to == "config" || under(to, "internal") || (under(to, "tui") && to != "tui" && to != from), "tui imports agent, config, internal and tui/*"
 	}
@@ -200,6 +206,13 @@ func TestImportRuleTable(t *testing.T) {
 		{"events", "agent/agent", false, false},
 		{"mcp", "agent/agent", false, false},
 		{"agent", "agent/tui", false, false},
+		{"agent", "agent/agent/tools", false, true},
+		{"agent/tools", "agent/agent", false, false},
+		{"agent/tools", "agent/config", false, false},
+		{"agent/tools", "agent/mcp", false, false},
+		{"agent/tools", "agent/providers", false, false},
+		{"agent/tools", "agent/internal/netguard", false, true},
+		{"tui", "agent/agent/tools", false, true},
 		{"tui", "agent/agent", false, true},
 		{"tui", "agent/providers", false, false},
 		{"tui", "golang.org/x/term", false, false},

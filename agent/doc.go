@@ -1,7 +1,10 @@
 // Package agent is the session runtime that every front end shares:
 // sessions that run one turn at a time (model → tool calls → results →
-// model) with a queue and abort, built-in tools, permission checks,
-// transcripts and background sessions.
+// model) with a queue and abort, permission checks, transcripts, MCP
+// tools and background sessions. The tools themselves (the Tool interface
+// and the built-in Read, Write, Edit, Glob, Grep, Bash and WebFetch) are
+// in package agent/tools, which this package imports and which never
+// imports it.
 //
 // # Which entry point
 //
@@ -22,5 +25,6 @@
 // engine under both.
 //
 // Imports: the standard library, agent/config, agent/providers/...,
-// agent/mcp/... and agent/internal/* (architecture.md).
+// agent/mcp/..., agent/internal/* and its own sub-packages such as
+// agent/agent/tools (architecture.md, docs/design.md).
 package agent

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"agent/agent/tools"
 	"agent/config"
 	"agent/internal/netguard"
 	"agent/internal/quote"
@@ -225,7 +226,7 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 	}
 	so := SessionOptions{
 		ID: id, Provider: prov, ProviderID: choice.ProviderID, Model: choice.Model, SystemPrompt: system,
-		Tools:       BuiltinTools(BuiltinOptions{Workspace: ws, Home: home, Network: netguard.Policy{Allowed: s.AllowedNetworks}}),
+		Tools:       tools.Builtin(tools.Options{Workspace: ws, Home: home, Network: netguard.Policy{Allowed: s.AllowedNetworks}}),
 		Permissions: checker, Prompter: opts.Prompter,
 		Workspace: ws, Transcript: c.transcript, TurnsBefore: turns,
 	}
@@ -289,7 +290,7 @@ func (c *WorkspaceSession) startMCP(ctx context.Context, opts StartOptions) {
 	})
 	mt.m = c.MCP
 	if len(s.Servers) > 0 {
-		c.Session.SetTools("mcp-status", []Tool{mcpStatusTool{c.MCP}})
+		c.Session.SetTools("mcp-status", []tools.Tool{mcpStatusTool{c.MCP}})
 	}
 	c.MCP.ConnectApproved(ctx)
 }

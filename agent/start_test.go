@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"agent/agent/tools"
 	"agent/config"
 	"agent/internal/fakemodel"
 )
@@ -127,11 +128,11 @@ func TestStartResume(t *testing.T) {
 // runs an allowed tool, denies what would ask with the rule that would
 // allow it, and hides and refuses a tool a deny rule names.
 func TestCallToolDirect(t *testing.T) {
-	echo := &echoTool{name: "Echo", risk: RiskExecute}
-	look := &echoTool{name: "Look", risk: RiskInspect}
-	gone := &echoTool{name: "Gone", risk: RiskInspect}
+	echo := &echoTool{name: "Echo", risk: tools.RiskExecute}
+	look := &echoTool{name: "Look", risk: tools.RiskInspect}
+	gone := &echoTool{name: "Gone", risk: tools.RiskInspect}
 	perms := &rulePerms{denied: map[string]bool{"Gone": true}}
-	h := newHarness(t, SessionOptions{Tools: []Tool{echo, look, gone}, Permissions: perms, Prompter: &answerer{ans: AllowOnce}})
+	h := newHarness(t, SessionOptions{Tools: []tools.Tool{echo, look, gone}, Permissions: perms, Prompter: &answerer{ans: AllowOnce}})
 	ctx := context.Background()
 
 	var names []string
@@ -176,7 +177,7 @@ func TestSetTools(t *testing.T) {
 	if _, ok := requestOf(t, h, 0)["tools"]; ok {
 		t.Fatal("tools offered before any were added")
 	}
-	h.sess.SetTools("srv", []Tool{&echoTool{name: "srv__look", risk: RiskInspect}})
+	h.sess.SetTools("srv", []tools.Tool{&echoTool{name: "srv__look", risk: tools.RiskInspect}})
 	if res := run(t, h.sess, "two"); res.Text != "done" {
 		t.Fatalf("%+v", res)
 	}

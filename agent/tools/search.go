@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"bytes"
@@ -184,7 +184,7 @@ func walkTree(ctx context.Context, root string, limit, maxDepth int, fn func(rel
 
 type globTool struct {
 	ps  toolPaths
-	lim ToolLimits
+	lim Limits
 }
 
 type globArgs struct {
@@ -192,8 +192,8 @@ type globArgs struct {
 	Path    string `json:"path"`
 }
 
-func (t *globTool) Spec() ToolSpec {
-	return ToolSpec{
+func (t *globTool) Spec() Spec {
+	return Spec{
 		Name: "Glob",
 		Description: "Find files by name pattern (e.g. **/*.go). Returns absolute paths sorted by name; " +
 			".git folders are skipped and symbolic links to folders are not followed.",
@@ -292,7 +292,7 @@ func (t *globTool) Run(ctx context.Context, args json.RawMessage) Result {
 
 type grepTool struct {
 	ps  toolPaths
-	lim ToolLimits
+	lim Limits
 }
 
 type grepArgs struct {
@@ -308,8 +308,8 @@ type grepArgs struct {
 	HeadLimit  int    `json:"head_limit"`
 }
 
-func (t *grepTool) Spec() ToolSpec {
-	return ToolSpec{
+func (t *grepTool) Spec() Spec {
+	return Spec{
 		Name: "Grep",
 		Description: "Search file contents with a regular expression (RE2 syntax), line by line. Binary files, " +
 			".git folders and symbolic links are skipped; results are in path order.",
