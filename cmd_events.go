@@ -81,7 +81,7 @@ type eventEndpoint struct {
 
 // startEvents opens the endpoint of a session on 127.0.0.1, with its audit
 // log beside the transcript (~/.agent/sessions/<id>.events.log, 0600).
-func startEvents(c *agent.CLI, sf *sessionFlags, grants []events.Grant) (*eventEndpoint, error) {
+func startEvents(c *agent.WorkspaceSession, sf *sessionFlags, grants []events.Grant) (*eventEndpoint, error) {
 	if len(grants) == 0 {
 		return nil, nil
 	}

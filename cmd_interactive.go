@@ -108,7 +108,7 @@ func interactive(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops 
 // commandRunner runs the slash commands that need the session: /mcp …
 // and /events … (seed-mcp-events.md §4.1) and /keybindings (decisions.md
 // §1.1).
-func commandRunner(home string, live func() (*agent.CLI, *eventEndpoint)) tui.CommandRunner {
+func commandRunner(home string, live func() (*agent.WorkspaceSession, *eventEndpoint)) tui.CommandRunner {
 	return func(ctx context.Context, words []string) (string, error) {
 		c, ep := live()
 		switch words[0] {
@@ -136,9 +136,9 @@ func commandRunner(home string, live func() (*agent.CLI, *eventEndpoint)) tui.Co
 // plainSession is the fallback when stdout is not a terminal or
 // TERM=dumb: the prompt from the argument, then stdin lines.
 func plainSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, prompt string, grants []events.Grant) error {
-	opts := e.cliOptions(sf, f)
+	opts := e.startOptions(sf, f)
 	opts.Headless = false // untrusted: user settings only (decisions.md §6)
-	c, err := agent.StartCLI(ctx, opts)
+	c, err := agent.Start(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func plainSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, pro
 		fmt.Fprintf(e.err, "agent: the workspace %s is not trusted: running with user settings only ('agent trust' trusts it)\n", c.Workspace)
 	}
 	code, err := tui.RunPlain(ctx, tui.FromAgent(c.Session), tui.PlainOptions{
-		In: e.in, Out: e.out, Err: e.err, Commands: commandRunner(e.home, func() (*agent.CLI, *eventEndpoint) { return c, ep }),
+		In: e.in, Out: e.out, Err: e.err, Commands: commandRunner(e.home, func() (*agent.WorkspaceSession, *eventEndpoint) { return c, ep }),
 	}, prompt)
 	if err != nil {
 		return err
@@ -204,7 +204,7 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	}
 	watcher, first := keymap.Watch(ctx, keymap.Path(e.home), keymap.Options{})
 	defer watcher.Close()
-	live := &liveCLI{}
+	live := &liveSession{}
 	defer live.close()
 	notices := first.Notices
 	ui, uerr := tui.LoadUISettings(e.home)
@@ -216,8 +216,8 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 		return err
 	}
 	var app *tui.App
-	hooks := uiHooks(e, ws, live, func() agent.CLIOptions {
-		o := e.cliOptions(sf, f)
+	hooks := uiHooks(e, ws, live, func() agent.StartOptions {
+		o := e.startOptions(sf, f)
 		o.Headless = false
 		o.Prompter, o.Notice, o.SignInUI = app, app.Notice, signInUI{app}
 		return o
@@ -261,12 +261,12 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 		}
 	}
 
-	opts := e.cliOptions(sf, f)
+	opts := e.startOptions(sf, f)
 	opts.Headless = false
 	opts.Prompter = app
 	opts.Notice = app.Notice
 	opts.SignInUI = signInUI{app}
-	c, err := agent.StartCLI(ctx, opts)
+	c, err := agent.Start(ctx, opts)
 	if errors.Is(err, agent.ErrNoModel) && sf.provider == "" {
 		// First run: no provider is configured (issue 12's setup flow).
 		var key keyForSession
@@ -274,7 +274,7 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 			return err
 		}
 		opts.LookupEnv = key.lookup
-		c, err = agent.StartCLI(ctx, opts)
+		c, err = agent.Start(ctx, opts)
 	}
 	if err != nil {
 		return err
@@ -284,7 +284,7 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	if err != nil {
 		return err
 	}
-	code, err := app.Run(ctx, tui.FromAgent(c.Session), cliStatus(c), prompt)
+	code, err := app.Run(ctx, tui.FromAgent(c.Session), sessionStatus(c), prompt)
 	app.Close()
 	tty.Restore()
 	c, _ = live.get()
@@ -320,28 +320,28 @@ func (u signInUI) ReadSecret(ctx context.Context, prompt string) (string, error)
 	return v, nil
 }
 
-// liveCLI is the running session of the terminal UI: /resume replaces it
+// liveSession is the running session of the terminal UI: /resume replaces it
 // while command goroutines read it, so it sits behind a lock.
-type liveCLI struct {
+type liveSession struct {
 	mu sync.Mutex
-	c  *agent.CLI
+	c  *agent.WorkspaceSession
 	ep *eventEndpoint
 }
 
-func (l *liveCLI) get() (*agent.CLI, *eventEndpoint) {
+func (l *liveSession) get() (*agent.WorkspaceSession, *eventEndpoint) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.c, l.ep
 }
 
-func (l *liveCLI) set(c *agent.CLI, ep *eventEndpoint) {
+func (l *liveSession) set(c *agent.WorkspaceSession, ep *eventEndpoint) {
 	l.mu.Lock()
 	l.c, l.ep = c, ep
 	l.mu.Unlock()
 }
 
 // close ends the current session; idempotent.
-func (l *liveCLI) close() {
+func (l *liveSession) close() {
 	l.mu.Lock()
 	c, ep := l.c, l.ep
 	l.c, l.ep = nil, nil
@@ -352,7 +352,7 @@ func (l *liveCLI) close() {
 	}
 }
 
-func cliStatus(c *agent.CLI) tui.Status {
+func sessionStatus(c *agent.WorkspaceSession) tui.Status {
 	p, m := c.Session.Model()
 	return tui.Status{Provider: p, Model: m, Mode: c.Permissions.Mode(), SessionID: c.Session.ID()}
 }
@@ -399,7 +399,7 @@ func replay(l *agent.Loaded) []tui.ReplayMessage {
 
 // uiHooks fills the terminal UI's screens with the session's operations
 // (the UI imports neither providers nor mcp: architecture.md).
-func uiHooks(e *env, ws string, live *liveCLI, baseOpts func() agent.CLIOptions, sf *sessionFlags, grants []events.Grant) tui.Hooks {
+func uiHooks(e *env, ws string, live *liveSession, baseOpts func() agent.StartOptions, sf *sessionFlags, grants []events.Grant) tui.Hooks {
 	var provs []tui.ProviderModels
 	for _, d := range builtin.DefaultDefinitions() {
 		pm := tui.ProviderModels{ID: d.ID, Label: d.DisplayName}
@@ -438,7 +438,7 @@ func uiHooks(e *env, ws string, live *liveCLI, baseOpts func() agent.CLIOptions,
 		SwitchSession: func(ctx context.Context, id string) (tui.Switched, error) {
 			opts := baseOpts()
 			opts.Resume = id
-			nc, err := agent.StartCLI(ctx, opts)
+			nc, err := agent.Start(ctx, opts)
 			if err != nil {
 				return tui.Switched{}, err
 			}
@@ -449,7 +449,7 @@ func uiHooks(e *env, ws string, live *liveCLI, baseOpts func() agent.CLIOptions,
 			if old != nil {
 				old.Close()
 			}
-			sw := tui.Switched{Session: tui.FromAgent(nc.Session), Status: cliStatus(nc)}
+			sw := tui.Switched{Session: tui.FromAgent(nc.Session), Status: sessionStatus(nc)}
 			if nc.Resumed != nil {
 				sw.Messages = replay(nc.Resumed)
 			}
@@ -472,7 +472,7 @@ func uiHooks(e *env, ws string, live *liveCLI, baseOpts func() agent.CLIOptions,
 				return tui.Status{}, err // a missing key names its variable
 			}
 			c.Session.SetModel(choice.ProviderID, p, choice.Model)
-			return cliStatus(c), nil
+			return sessionStatus(c), nil
 		},
 		SetMode: func(mode string) (tui.Status, error) {
 			c, _ := live.get()
@@ -482,7 +482,7 @@ func uiHooks(e *env, ws string, live *liveCLI, baseOpts func() agent.CLIOptions,
 			if err := c.Permissions.SetMode(mode); err != nil {
 				return tui.Status{}, err
 			}
-			return cliStatus(c), nil
+			return sessionStatus(c), nil
 		},
 		PendingMCP: func(ctx context.Context) ([]string, error) {
 			c, _ := live.get()

@@ -52,10 +52,10 @@ func rootFlags(args []string) (*sessionFlags, *flagSet, []string, error) {
 	return sf, f, ops, err
 }
 
-// cliOptions are the options of a headless start from the session flags
+// startOptions are the options of a headless start from the session flags
 // (decisions.md §6: such starts refuse an untrusted workspace).
-func (e *env) cliOptions(sf *sessionFlags, f *flagSet) agent.CLIOptions {
-	o := agent.CLIOptions{
+func (e *env) startOptions(sf *sessionFlags, f *flagSet) agent.StartOptions {
+	o := agent.StartOptions{
 		Workspace: e.cwd, Home: e.home, LookupEnv: os.LookupEnv,
 		Provider: sf.provider, Model: sf.model, BaseURL: sf.baseURL, PermissionMode: sf.mode,
 		Headless: true, Resume: sf.resume,
@@ -120,9 +120,9 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 		return usagef("", "print mode needs a prompt (an argument, or on stdin)")
 	}
 
-	opts := e.cliOptions(sf, f)
+	opts := e.startOptions(sf, f)
 	opts.NoMCPHandoff = true // print mode never hands off (seed-mcp-events.md §2.4 rule 4)
-	c, err := agent.StartCLI(ctx, opts)
+	c, err := agent.Start(ctx, opts)
 	if err != nil {
 		return err
 	}

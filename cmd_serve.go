@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"agent/agent"
+	"agent/agent/tools"
 	"agent/internal/httpguard"
 	"agent/internal/quote"
 	"agent/mcp"
@@ -214,7 +215,7 @@ func serve(ctx context.Context, e *env, sf *serveFlags, f *flagSet) error {
 		}
 	}
 
-	opts := agent.CLIOptions{
+	opts := agent.StartOptions{
 		Workspace: e.cwd, Home: e.home, Headless: true,
 		Provider: sf.provider, Model: sf.model, BaseURL: sf.baseURL, PermissionMode: sf.mode,
 		Notice: func(s string) { fmt.Fprintln(e.err, "agent: "+sanitizeLine(s)) },
@@ -222,13 +223,13 @@ func serve(ctx context.Context, e *env, sf *serveFlags, f *flagSet) error {
 	if f.isSet("system-prompt") {
 		opts.SystemPrompt = &sf.sysPr
 	}
-	cli, err := agent.StartCLI(ctx, opts)
+	c, err := agent.Start(ctx, opts)
 	if err != nil {
 		return err
 	}
-	defer cli.Close()
+	defer c.Close()
 
-	srv, err := mcp.NewServer(&sessionTarget{s: cli.Session}, mcp.ServerOptions{
+	srv, err := mcp.NewServer(&sessionTarget{s: c.Session}, mcp.ServerOptions{
 		Info:   mcp.Implementation{Name: "agent", Version: strings.TrimPrefix(strings.Fields(versionLine())[1], "v")},
 		Notice: func(s string) { fmt.Fprintln(e.err, "agent: "+sanitizeLine(s)) },
 	})
@@ -406,7 +407,7 @@ func (t *sessionTarget) Tools() []mcp.ServedTool {
 	specs := t.s.ToolSpecs()
 	out := make([]mcp.ServedTool, 0, len(specs))
 	for _, sp := range specs {
-		out = append(out, mcp.ServedTool{Name: sp.Name, Description: sp.Description, InputSchema: sp.Schema, ReadOnly: sp.Risk == agent.RiskInspect})
+		out = append(out, mcp.ServedTool{Name: sp.Name, Description: sp.Description, InputSchema: sp.Schema, ReadOnly: sp.Risk == tools.RiskInspect})
 	}
 	return out
 }

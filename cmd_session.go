@@ -202,13 +202,13 @@ func backgroundChild(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	if err != nil {
 		return fail(err)
 	}
-	opts := e.cliOptions(sf, f)
+	opts := e.startOptions(sf, f)
 	opts.Notice = func(line string) { report("notice", line) }
 	// Questions go to an attached terminal UI; with nobody attached they
 	// are denied (decisions.md §6).
 	attach := agent.NewAttachments()
 	opts.Prompter = attach
-	c, err := agent.StartCLI(ctx, opts)
+	c, err := agent.Start(ctx, opts)
 	if err != nil {
 		return fail(err)
 	}

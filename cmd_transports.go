@@ -26,7 +26,7 @@ import (
 
 // liveTarget serves whichever session the UI runs now (/resume replaces
 // it).
-type liveTarget struct{ live *liveCLI }
+type liveTarget struct{ live *liveSession }
 
 func (t liveTarget) target() (*sessionTarget, error) {
 	c, _ := t.live.get()
@@ -62,7 +62,7 @@ func (t liveTarget) Submit(ctx context.Context, prompt string) (mcp.ServedResult
 
 // sessionTransports implements tui.Transports.
 type sessionTransports struct {
-	live   *liveCLI
+	live   *liveSession
 	runDir string
 
 	mu        sync.Mutex

@@ -131,8 +131,14 @@ func allowedImport(from, imp string, std bool) (bool, string) {
 		return to == "mcp/jsonrpc" || to == "mcp/oauth" || to == "config" || under(to, "internal") || (under(to, "mcp") && to != "mcp" && from != to), "mcp imports mcp/jsonrpc, mcp/oauth, config and internal"
 	case under(from, "events"):
 		return under(to, "internal"), "events imports only internal (it declares the interface it needs)"
+	case from == "agent/tools":
+		// The tools are told what they need (workspace, network policy,
+		// limits); they read no settings, and the runtime that offers them
+		// imports them, never the reverse (docs/design.md).
+		return under(to, "internal"), "agent/tools imports only internal"
 	case under(from, "agent"):
-		return to == "config" || under(to, "providers") || under(to, "mcp") || under(to, "internal") || (under(to, "agent") && to != from), "agent imports config, providers, mcp and internal"
+		// The runtime's sub-packages serve it and never import it.
+		return to == "config" || under(to, "providers") || under(to, "mcp") || under(to, "internal") || (under(to, "agent") && to != "agent" && to != from), "agent imports config, providers, mcp, internal and its sub-packages, which do not import agent"
 	case under(from, "tui"):
 		return to == "agent" || under(to, "agent") || to == "config" || under(to, "internal") || (under(to, "tui") && to != "tui" && to != from), "tui imports agent, config, internal and tui/*"
 	}
@@ -201,6 +207,13 @@ func TestImportRuleTable(t *testing.T) {
 		{"events imports no agent", "events", "agent/agent", false, false},
 		{"mcp imports no agent", "mcp", "agent/agent", false, false},
 		{"agent imports no tui", "agent", "agent/tui", false, false},
+		{"agent may import its tools", "agent", "agent/agent/tools", false, true},
+		{"the tools import no agent", "agent/tools", "agent/agent", false, false},
+		{"the tools import no config", "agent/tools", "agent/config", false, false},
+		{"the tools import no mcp", "agent/tools", "agent/mcp", false, false},
+		{"the tools import no providers", "agent/tools", "agent/providers", false, false},
+		{"the tools may import internal packages", "agent/tools", "agent/internal/netguard", false, true},
+		{"tui may import the tools", "tui", "agent/agent/tools", false, true},
 		{"tui may import agent", "tui", "agent/agent", false, true},
 		{"tui imports no providers", "tui", "agent/providers", false, false},
 		{"tui imports no x/term (only tui/term does)", "tui", "golang.org/x/term", false, false},

@@ -59,8 +59,8 @@ func TestSessionMCPLoginConnects(t *testing.T) {
 	roots := x509.NewCertPool()
 	roots.AddCert(a.srv.Certificate())
 	ui := &sessionUI{t: t, a: a}
-	c, err := agent.StartCLI(t.Context(), agent.CLIOptions{Workspace: s.Work, Home: s.Home, LookupEnv: func(string) (string, bool) { return "", false },
-		Provider: "local", Model: "m", BaseURL: srv.URL(), NoTranscript: true, MCPRootCAs: roots, SignInUI: ui})
+	c, err := agent.Start(t.Context(), agent.StartOptions{Workspace: s.Work, Home: s.Home, LookupEnv: func(string) (string, bool) { return "", false },
+		Provider: "local", Model: "m", BaseURL: srv.URL(), SignInUI: ui, Overrides: agent.StartOverrides{NoTranscript: true, MCPRootCAs: roots}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +112,8 @@ func TestSessionMCPLoginConnects(t *testing.T) {
 		}
 	})
 	// Without a sign-in UI (print mode, background) there is no /mcp login.
-	c2, err := agent.StartCLI(t.Context(), agent.CLIOptions{Workspace: s.Work, Home: s.Home, LookupEnv: func(string) (string, bool) { return "", false },
-		Provider: "local", Model: "m", BaseURL: srv.URL(), NoTranscript: true})
+	c2, err := agent.Start(t.Context(), agent.StartOptions{Workspace: s.Work, Home: s.Home, LookupEnv: func(string) (string, bool) { return "", false },
+		Provider: "local", Model: "m", BaseURL: srv.URL(), Overrides: agent.StartOverrides{NoTranscript: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,8 +133,8 @@ func TestSessionMCPLoginNeedsSecret(t *testing.T) {
 		"pre":{"type":"http","url":"`+a.srv.URL+`/mcp","oauth":{"clientId":"needs-secret","callbackPort":`+fmt.Sprint(freePort(t))+`}}}}`)
 	roots := x509.NewCertPool()
 	roots.AddCert(a.srv.Certificate())
-	c, err := agent.StartCLI(t.Context(), agent.CLIOptions{Workspace: s.Work, Home: s.Home, LookupEnv: func(string) (string, bool) { return "", false },
-		Provider: "local", Model: "m", BaseURL: "http://127.0.0.1:1/v1", NoTranscript: true, MCPRootCAs: roots, SignInUI: &sessionUI{t: t, a: a}})
+	c, err := agent.Start(t.Context(), agent.StartOptions{Workspace: s.Work, Home: s.Home, LookupEnv: func(string) (string, bool) { return "", false },
+		Provider: "local", Model: "m", BaseURL: "http://127.0.0.1:1/v1", SignInUI: &sessionUI{t: t, a: a}, Overrides: agent.StartOverrides{NoTranscript: true, MCPRootCAs: roots}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -261,7 +261,7 @@ func TestE2EAllowProjectPersisted(t *testing.T) {
 		fakemodel.Reply{Text: "done once"},
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c2", Name: "Bash", Args: `{"command":"touch made-by-embedder"}`}}},
 		fakemodel.Reply{Text: "done twice"})
-	c, err := agent.StartCLI(t.Context(), agent.CLIOptions{Workspace: s.Work, Home: s.Home, Headless: true,
+	c, err := agent.Start(t.Context(), agent.StartOptions{Workspace: s.Work, Home: s.Home, Headless: true,
 		LookupEnv: func(string) (string, bool) { return "", false }, Prompter: projectAnswerer{}})
 	if err != nil {
 		t.Fatal(err)

@@ -16,11 +16,11 @@ import (
 // and agent_submit) and off (the file removed, nothing listening).
 func TestSessionTransportHTTP(t *testing.T) {
 	s, _ := printSandbox(t, fakemodel.Reply{Text: "served answer"})
-	c, err := agent.StartCLI(t.Context(), agent.CLIOptions{Workspace: s.Work, Home: s.Home, LookupEnv: func(string) (string, bool) { return "", false }, NoTranscript: true})
+	c, err := agent.Start(t.Context(), agent.StartOptions{Workspace: s.Work, Home: s.Home, LookupEnv: func(string) (string, bool) { return "", false }, Overrides: agent.StartOverrides{NoTranscript: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	live := &liveCLI{}
+	live := &liveSession{}
 	live.set(c, nil)
 	defer live.close()
 	st := &sessionTransports{live: live, runDir: filepath.Join(s.Home, ".agent", "run")}

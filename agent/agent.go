@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 
+	"agent/agent/tools"
 	"agent/internal/quote"
 	"agent/providers"
 )
@@ -33,7 +34,7 @@ type Options struct {
 	DefaultModel  ModelRef
 	SystemMessage string
 
-	Tools       []Tool
+	Tools       []tools.Tool
 	Permissions Permissions
 	Prompter    Prompter
 	Workspace   string

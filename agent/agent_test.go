@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"agent/agent/tools"
 	"agent/internal/fakemodel"
 	"agent/providers"
 	"agent/providers/chatcompat"
@@ -34,8 +35,8 @@ func TestAgentSetModel(t *testing.T) {
 	provs, sa, sb := twoProviders(t,
 		[]fakemodel.Reply{{Text: "from local"}},
 		[]fakemodel.Reply{{Text: "from reasoning"}})
-	echo := &echoTool{name: "Echo", risk: RiskInspect}
-	a, err := New(Options{Name: "helper", Providers: provs, DefaultModel: ModelRef{"local", "small"}, SystemMessage: "SYS", Tools: []Tool{echo}})
+	echo := &echoTool{name: "Echo", risk: tools.RiskInspect}
+	a, err := New(Options{Name: "helper", Providers: provs, DefaultModel: ModelRef{"local", "small"}, SystemMessage: "SYS", Tools: []tools.Tool{echo}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ type Attachments struct {
 }
 
 // NewAttachments returns the prompter to pass to the session
-// (CLIOptions.Prompter) and to ServeBackground (BackgroundOptions.Attach).
+// (StartOptions.Prompter) and to ServeBackground (BackgroundOptions.Attach).
 func NewAttachments() *Attachments { return &Attachments{} }
 
 type attachClient struct {

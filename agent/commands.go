@@ -18,7 +18,7 @@ var ErrUsage = errors.New("usage")
 // MCPCommand runs the in-session /mcp command (seed-mcp-events.md §4.1)
 // with the words after "/mcp" and returns what to show. These are user
 // commands: the model has only the read-only MCPStatus tool.
-func (c *CLI) MCPCommand(ctx context.Context, args []string) (string, error) {
+func (c *WorkspaceSession) MCPCommand(ctx context.Context, args []string) (string, error) {
 	if len(args) == 0 || (args[0] == "status" && len(args) == 1) {
 		lines := c.MCP.Status()
 		if len(lines) == 0 {
@@ -75,7 +75,7 @@ func (c *CLI) MCPCommand(ctx context.Context, args []string) (string, error) {
 }
 
 // signInDef finds a definition that signs in with OAuth, or says why not.
-func (c *CLI) signInDef(name string) (*config.ServerDef, error) {
+func (c *WorkspaceSession) signInDef(name string) (*config.ServerDef, error) {
 	d := c.Settings.Servers[name]
 	switch {
 	case d == nil:
@@ -94,7 +94,7 @@ func (c *CLI) signInDef(name string) (*config.ServerDef, error) {
 // /mcp login) and, when the server is approved, connects it: the only way
 // a server connects in a running session (§1.1 rule 2). A client secret is
 // never asked here (§7.3: only `agent mcp login --client-secret`).
-func (c *CLI) MCPLogin(ctx context.Context, name string, noBrowser bool) (string, error) {
+func (c *WorkspaceSession) MCPLogin(ctx context.Context, name string, noBrowser bool) (string, error) {
 	d, err := c.signInDef(name)
 	if err != nil {
 		return "", err
@@ -132,7 +132,7 @@ func (c *CLI) MCPLogin(ctx context.Context, name string, noBrowser bool) (string
 
 // MCPLogout deletes the server's tokens, asks the server to revoke them,
 // and disconnects it (§3.2, §4.1 /mcp logout).
-func (c *CLI) MCPLogout(ctx context.Context, name string) (string, error) {
+func (c *WorkspaceSession) MCPLogout(ctx context.Context, name string) (string, error) {
 	d, err := c.signInDef(name)
 	if err != nil {
 		return "", err
@@ -155,7 +155,7 @@ func (c *CLI) MCPLogout(ctx context.Context, name string) (string, error) {
 	return msg + "\n", nil
 }
 
-func (c *CLI) statusOf(name string) (mcp.StatusLine, bool) {
+func (c *WorkspaceSession) statusOf(name string) (mcp.StatusLine, bool) {
 	for _, l := range c.MCP.Status() {
 		if l.Name == name {
 			return l, true

@@ -1,9 +1,30 @@
-// Package agent is the session runtime that every front end shares: the
-// Agent API of seed-providers.md §2.1, sessions that run one turn at a time
-// (model → tool calls → results → model) with a queue and abort, built-in
-// tools, permission checks, transcripts, background sessions and StartCLI,
-// the embedding entry point (seed-mcp-events.md §1.1 rule 3).
+// Package agent is the session runtime that every front end shares:
+// sessions that run one turn at a time (model → tool calls → results →
+// model) with a queue and abort, permission checks, transcripts, MCP
+// tools and background sessions. The tools themselves (the Tool interface
+// and the built-in Read, Write, Edit, Glob, Grep, Bash and WebFetch) are
+// in package agent/tools, which this package imports and which never
+// imports it.
+//
+// # Which entry point
+//
+// Front ends and embedders start a session with [Start]: it reads the
+// workspace's settings with trust gating, resolves the provider and model,
+// puts the built-in tools under the permission rules, opens the transcript
+// and connects the MCP servers, and returns a [WorkspaceSession]. Print
+// mode, background sessions, mcp serve and the terminal UI all start
+// through it, and an embedder passes its approval store and stdio
+// authorities in [StartOptions] (the library start function of
+// seed-mcp-events.md §1.1 rule 3; docs/design.md).
+//
+// [New], [Query] and [NewRuntime] are the Agent API of seed-providers.md
+// §2.1, for programs that bring their own configuration: sessions over
+// provider objects the caller constructs, with exactly the tools,
+// permissions and transcript passed in [Options]. Nothing is read from
+// settings files and no MCP server is connected. [NewSession] is the
+// engine under both.
 //
 // Imports: the standard library, agent/config, agent/providers/...,
-// agent/mcp/... and agent/internal/* (architecture.md).
+// agent/mcp/..., agent/internal/* and its own sub-packages such as
+// agent/agent/tools (architecture.md, docs/design.md).
 package agent

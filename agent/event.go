@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/json"
 
+	"agent/agent/tools"
 	"agent/providers"
 )
 
@@ -45,8 +46,8 @@ type ToolEvent struct {
 	CallID string
 	Name   string
 	Args   json.RawMessage
-	Result *Result // set on EventToolEnd
-	Denied bool    // the call did not run: denied by a rule, a mode or the user
+	Result *tools.Result // set on EventToolEnd
+	Denied bool          // the call did not run: denied by a rule, a mode or the user
 }
 
 // PermissionRequest is a prompt: which tool, with which arguments, what
@@ -54,7 +55,7 @@ type ToolEvent struct {
 type PermissionRequest struct {
 	Tool    string
 	Args    json.RawMessage
-	Target  Target
+	Target  tools.Target
 	Suggest string
 	Reason  string
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"agent/agent/tools"
 	"agent/mcp"
 )
 
@@ -49,9 +50,9 @@ type mcpTools struct {
 	wg    sync.WaitGroup
 }
 
-func (mt *mcpTools) list() []Tool {
+func (mt *mcpTools) list() []tools.Tool {
 	st := mt.m.Tools()
-	out := make([]Tool, 0, len(st)+1)
+	out := make([]tools.Tool, 0, len(st)+1)
 	for _, t := range st {
 		out = append(out, &mcpTool{mt: mt, st: t})
 	}
@@ -63,7 +64,7 @@ type mcpTool struct {
 	st mcp.ServerTool
 }
 
-func (t *mcpTool) Spec() ToolSpec {
+func (t *mcpTool) Spec() tools.Spec {
 	schema := t.st.Tool.InputSchema
 	if len(schema) == 0 || string(schema) == "null" {
 		schema = json.RawMessage(`{"type":"object"}`)
@@ -72,17 +73,19 @@ func (t *mcpTool) Spec() ToolSpec {
 	if len(desc) > 4096 {
 		desc = desc[:4096]
 	}
-	return ToolSpec{Name: t.st.Name, Description: fmt.Sprintf("[MCP server %s] %s", t.st.Server, desc), Schema: schema, Risk: RiskExecute}
+	return tools.Spec{Name: t.st.Name, Description: fmt.Sprintf("[MCP server %s] %s", t.st.Server, desc), Schema: schema, Risk: tools.RiskExecute}
 }
 
-func (t *mcpTool) Target(json.RawMessage) (Target, error) { return Target{Kind: TargetNone}, nil }
+func (t *mcpTool) Target(json.RawMessage) (tools.Target, error) {
+	return tools.Target{Kind: tools.TargetNone}, nil
+}
 
 type mcpOutcome struct {
 	res *mcp.CallToolResult
 	err error
 }
 
-func (t *mcpTool) Run(ctx context.Context, args json.RawMessage) Result {
+func (t *mcpTool) Run(ctx context.Context, args json.RawMessage) tools.Result {
 	o := t.mt.opts
 	limit := o.CallTimeout
 	if limit <= 0 {
@@ -142,19 +145,19 @@ func (t *mcpTool) Run(ctx context.Context, args json.RawMessage) Result {
 				o.Report(fmt.Sprintf("[background task %d: the call to %s %s]\n%s", n, t.st.Name, status, r.Content))
 			}
 		}()
-		return Result{Content: fmt.Sprintf("The call to %s is still running after %s and continues as background task %d. Its result will be reported when it finishes; carry on with the task meanwhile.",
+		return tools.Result{Content: fmt.Sprintf("The call to %s is still running after %s and continues as background task %d. Its result will be reported when it finishes; carry on with the task meanwhile.",
 			t.st.Name, o.AutoBackground, n)}
 	}
 }
 
 // mcpResult turns a tools/call answer into the model's tool result.
-func mcpResult(name string, out mcpOutcome, limit time.Duration) Result {
+func mcpResult(name string, out mcpOutcome, limit time.Duration) tools.Result {
 	if out.err != nil {
 		msg := out.err.Error()
 		if strings.Contains(msg, context.DeadlineExceeded.Error()) {
 			msg = fmt.Sprintf("the call did not finish within %s (mcp.callTimeoutMs)", limit)
 		}
-		return Result{IsError: true, Content: fmt.Sprintf("%s failed: %s", name, msg)}
+		return tools.Result{IsError: true, Content: fmt.Sprintf("%s failed: %s", name, msg)}
 	}
 	var b strings.Builder
 	for i, c := range out.res.Content {
@@ -186,7 +189,7 @@ func mcpResult(name string, out mcpOutcome, limit time.Duration) Result {
 	if len(text) > maxMCPResult {
 		text = text[:maxMCPResult] + fmt.Sprintf("\n[output truncated at %d bytes]", maxMCPResult)
 	}
-	return Result{Content: text, IsError: out.res.IsError}
+	return tools.Result{Content: text, IsError: out.res.IsError}
 }
 
 // mcpStatusTool is the read-only /mcp status the model may run (§4.1). It
@@ -196,18 +199,20 @@ type mcpStatusTool struct{ m *mcp.Manager }
 // MCPStatusToolName is the built-in tool that shows /mcp status.
 const MCPStatusToolName = "MCPStatus"
 
-func (t mcpStatusTool) Spec() ToolSpec {
-	return ToolSpec{Name: MCPStatusToolName, Risk: RiskInspect,
+func (t mcpStatusTool) Spec() tools.Spec {
+	return tools.Spec{Name: MCPStatusToolName, Risk: tools.RiskInspect,
 		Description: "Shows the status of the MCP servers defined in the settings, as /mcp status prints it: name, approval state, scope, type, reason and sign-in state. Read-only: approving, rejecting, revoking, signing in and out are user commands (suggest them to the user).",
 		Schema:      json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)}
 }
 
-func (t mcpStatusTool) Target(json.RawMessage) (Target, error) { return Target{Kind: TargetNone}, nil }
+func (t mcpStatusTool) Target(json.RawMessage) (tools.Target, error) {
+	return tools.Target{Kind: tools.TargetNone}, nil
+}
 
-func (t mcpStatusTool) Run(ctx context.Context, _ json.RawMessage) Result {
+func (t mcpStatusTool) Run(ctx context.Context, _ json.RawMessage) tools.Result {
 	lines := t.m.Status()
 	if len(lines) == 0 {
-		return Result{Content: "No MCP servers are defined."}
+		return tools.Result{Content: "No MCP servers are defined."}
 	}
-	return Result{Content: "NAME\tSTATE\tSCOPE\tTYPE\tREASON\tSIGN-IN\n" + mcp.StatusText(lines)}
+	return tools.Result{Content: "NAME\tSTATE\tSCOPE\tTYPE\tREASON\tSIGN-IN\n" + mcp.StatusText(lines)}
 }

@@ -69,7 +69,7 @@ func (s *memStore) Save(name string, r mcp.Record) error {
 type mcpSetup struct {
 	home, ws, log string
 	srv           *fakemodel.Server
-	opts          CLIOptions
+	opts          StartOptions
 	store         *memStore
 }
 
@@ -81,7 +81,7 @@ func newMCPSetup(t *testing.T, extra string, replies ...fakemodel.Reply) *mcpSet
 	bin := mcpechoBinary(t)
 	st := &mcpSetup{srv: fakemodel.New(replies...), store: &memStore{m: map[string]mcp.Record{}}}
 	t.Cleanup(st.srv.Close)
-	st.home, st.ws = cliSandbox(t, true)
+	st.home, st.ws = startSandbox(t, true)
 	st.log = filepath.Join(t.TempDir(), "methods.log")
 	def := map[string]any{"type": "stdio", "command": bin, "env": map[string]string{"MCPECHO_LOG": st.log}}
 	b, _ := json.Marshal(map[string]any{"echo": def})
@@ -94,8 +94,8 @@ func newMCPSetup(t *testing.T, extra string, replies ...fakemodel.Reply) *mcpSet
 	ws, _ := config.RealPath(st.ws)
 	s := config.Load(config.Options{Home: st.home, Workspace: ws, Trusted: true, Lookup: lookupNone})
 	st.store.m["echo"] = mcp.Record{State: mcp.Approved, Fingerprint: mcp.Fingerprint(s.Servers["echo"], ws)}
-	st.opts = CLIOptions{Home: st.home, Workspace: st.ws, LookupEnv: lookupNone, Provider: "local", Model: "m", BaseURL: st.srv.URL(),
-		Headless: true, NoTranscript: true, MCPApprovalStore: st.store,
+	st.opts = StartOptions{Home: st.home, Workspace: st.ws, LookupEnv: lookupNone, Provider: "local", Model: "m", BaseURL: st.srv.URL(),
+		Headless: true, Overrides: StartOverrides{NoTranscript: true}, MCPApprovalStore: st.store,
 		MCPStdioAuthorities: map[string]mcp.StdioAuthority{"echo": {Command: bin, Env: map[string]string{"MCPECHO_LOG": st.log}}}}
 	return st
 }
@@ -114,15 +114,15 @@ func toolNames(body []byte) []string {
 	return out
 }
 
-// TestStartCLIMCPStdio: with an approval store and a stdio authority the
+// TestStartMCPStdio: with an approval store and a stdio authority the
 // approved server connects at startup (§1.1 rule 3); its tools are offered
 // as echo__*, follow the permission rules (a deny rule removes one, an
 // allow rule lets one run headless), and the model can read /mcp status.
-func TestStartCLIMCPStdio(t *testing.T) {
+func TestStartMCPStdio(t *testing.T) {
 	st := newMCPSetup(t, `, "permissions": {"allow": ["echo__*"], "deny": ["echo__fail"]}`,
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "echo__echo", Args: `{"text":"hello"}`}, {ID: "c2", Name: "MCPStatus", Args: `{}`}}},
 		fakemodel.Reply{Text: "done"})
-	c, err := StartCLI(t.Context(), st.opts)
+	c, err := Start(t.Context(), st.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,13 +145,13 @@ func TestStartCLIMCPStdio(t *testing.T) {
 	}
 }
 
-// TestStartCLIMCPHeadlessDenied: without an allow rule, a headless session
+// TestStartMCPHeadlessDenied: without an allow rule, a headless session
 // denies an MCP call naming the rule that would allow it.
-func TestStartCLIMCPHeadlessDenied(t *testing.T) {
+func TestStartMCPHeadlessDenied(t *testing.T) {
 	st := newMCPSetup(t, "",
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "echo__echo", Args: `{"text":"hello"}`}}},
 		fakemodel.Reply{Text: "denied"})
-	c, err := StartCLI(t.Context(), st.opts)
+	c, err := Start(t.Context(), st.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,14 +162,14 @@ func TestStartCLIMCPHeadlessDenied(t *testing.T) {
 	}
 }
 
-// TestStartCLIMCPNotConnected: without the authority, or without the
+// TestStartMCPNotConnected: without the authority, or without the
 // store's approval, the stdio server does not connect, and approving it in
 // the session does not connect it either (§1.1 rules 1 and 2).
-func TestStartCLIMCPNotConnected(t *testing.T) {
+func TestStartMCPNotConnected(t *testing.T) {
 	st := newMCPSetup(t, "", fakemodel.Reply{Text: "a"})
 	noAuth := st.opts
 	noAuth.MCPStdioAuthorities = nil
-	c, err := StartCLI(t.Context(), noAuth)
+	c, err := Start(t.Context(), noAuth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestStartCLIMCPNotConnected(t *testing.T) {
 
 	noStore := st.opts
 	noStore.MCPApprovalStore = nil
-	c, err = StartCLI(t.Context(), noStore)
+	c, err = Start(t.Context(), noStore)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestMCPHandoff(t *testing.T) {
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "echo__slow", Args: `{"text":"late","ms":1500}`}}},
 		fakemodel.Reply{Text: "started it"},
 		fakemodel.Reply{Text: "got it"})
-	c, err := StartCLI(t.Context(), st.opts)
+	c, err := Start(t.Context(), st.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestMCPHandoff(t *testing.T) {
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "echo__slow", Args: `{"text":"waited","ms":400}`}}},
 		fakemodel.Reply{Text: "ok"})
 	st2.opts.NoMCPHandoff = true
-	c2, err := StartCLI(t.Context(), st2.opts)
+	c2, err := Start(t.Context(), st2.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestMCPCallTimeout(t *testing.T) {
 	st := newMCPSetup(t, `, "permissions": {"allow": ["echo__*"]}, "mcp": {"autoBackgroundMs": 0, "callTimeoutMs": 300}`,
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "echo__slow", Args: `{"text":"never","ms":5000}`}}},
 		fakemodel.Reply{Text: "gave up"})
-	c, err := StartCLI(t.Context(), st.opts)
+	c, err := Start(t.Context(), st.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestMCPCallTimeout(t *testing.T) {
 // server's process.
 func TestMCPServerEndsWithSession(t *testing.T) {
 	st := newMCPSetup(t, "")
-	c, err := StartCLI(t.Context(), st.opts)
+	c, err := Start(t.Context(), st.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestMCPCommand(t *testing.T) {
 	st := newMCPSetup(t, "")
 	opts := st.opts
 	opts.MCPApprovalStore = nil // the executable: approvals in memory
-	c, err := StartCLI(t.Context(), opts)
+	c, err := Start(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

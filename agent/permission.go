@@ -1,6 +1,9 @@
 package agent
 
-import "agent/config"
+import (
+	"agent/agent/tools"
+	"agent/config"
+)
 
 // Decision is the outcome of a permission check.
 type Decision int
@@ -52,7 +55,7 @@ const (
 // Permissions is what a session consults before a tool runs. *Checker
 // implements it; it must be safe for concurrent use.
 type Permissions interface {
-	Check(spec ToolSpec, t Target) Verdict
+	Check(spec tools.Spec, t tools.Target) Verdict
 	AllowForSession(rule config.Rule)
 	DeniedTool(name string) bool
 }

@@ -7,7 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"agent/agent/tools"
 	"agent/config"
+	"agent/internal/pathglob"
 	"agent/internal/quote"
 )
 
@@ -82,7 +84,7 @@ type compiledRule struct {
 }
 
 // pathPattern is a file pattern split at its first wildcard: a literal
-// prefix compared in one step, then segments for matchPath.
+// prefix compared in one step, then segments for pathglob.Match.
 type pathPattern struct {
 	prefix string // "/ws/src" (no trailing '/'); "" when the pattern starts with a wildcard
 	rest   []string
@@ -90,7 +92,7 @@ type pathPattern struct {
 
 func newPathPattern(segs []string) pathPattern {
 	k := 0
-	for k < len(segs) && !hasMeta(segs[k]) {
+	for k < len(segs) && !pathglob.HasMeta(segs[k]) {
 		k++
 	}
 	var pp pathPattern
@@ -113,7 +115,7 @@ func (pp *pathPattern) match(p string) bool {
 			return false
 		}
 	}
-	return matchPath(pp.rest, p)
+	return pathglob.Match(pp.rest, p)
 }
 
 type ruleSet struct {
@@ -252,15 +254,15 @@ func (c *Checker) pathPatterns(p string) []pathPattern {
 	if tree {
 		p += "/**"
 	}
-	segs := splitSegments(p)
+	segs := pathglob.Split(p)
 	out := []pathPattern{newPathPattern(segs)}
 	k := 0
-	for k < len(segs) && !hasMeta(segs[k]) {
+	for k < len(segs) && !pathglob.HasMeta(segs[k]) {
 		k++
 	}
 	prefix := "/" + strings.Join(segs[:k], "/")
-	if real, err := realPath("", prefix); err == nil && real != prefix {
-		out = append(out, newPathPattern(append(splitSegments(real), segs[k:]...)))
+	if real, err := tools.RealPath("", prefix); err == nil && real != prefix {
+		out = append(out, newPathPattern(append(pathglob.Split(real), segs[k:]...)))
 	}
 	return out
 }
@@ -268,7 +270,7 @@ func (c *Checker) pathPatterns(p string) []pathPattern {
 // ruleCall is what one Check works out once about its target. It lives
 // on the caller's stack.
 type ruleCall struct {
-	t           Target
+	t           tools.Target
 	host        string
 	segs        []string // Bash: the simple commands
 	substitutes bool
@@ -277,17 +279,17 @@ type ruleCall struct {
 // makeRuleCall works out the call; buf is stack space for Bash's simple
 // commands. It returns a value, not a pointer, so that the call and buf
 // stay on the caller's stack.
-func makeRuleCall(t Target, buf []string) ruleCall {
+func makeRuleCall(t tools.Target, buf []string) ruleCall {
 	var cl ruleCall
 	cl.t = t
 	switch t.Kind {
-	case TargetCommand:
+	case tools.TargetCommand:
 		cmd := strings.TrimSpace(t.Value)
 		segs, subs := splitCommand(cmd, buf)
 		cl.t.Value, cl.segs, cl.substitutes = cmd, segs, subs
-	case TargetPath:
+	case tools.TargetPath:
 		cl.t.Value = filepath.Clean(t.Value)
-	case TargetHost:
+	case tools.TargetHost:
 		cl.host = strings.ToLower(t.Value)
 	}
 	return cl
@@ -324,7 +326,7 @@ func (r *compiledRule) denies(cl *ruleCall) bool {
 		return true
 	}
 	switch cl.t.Kind {
-	case TargetCommand:
+	case tools.TargetCommand:
 		if r.matchCommand(cl.t.Value) {
 			return true
 		}
@@ -333,9 +335,9 @@ func (r *compiledRule) denies(cl *ruleCall) bool {
 				return true
 			}
 		}
-	case TargetPath:
+	case tools.TargetPath:
 		return r.matchesPath(cl.t.Value)
-	case TargetHost:
+	case tools.TargetHost:
 		return matchStar(r.host, cl.host)
 	}
 	return false
@@ -356,11 +358,11 @@ func (r *compiledRule) allowsWhole(cl *ruleCall) bool {
 		return true
 	}
 	switch cl.t.Kind {
-	case TargetCommand:
+	case tools.TargetCommand:
 		return r.cmd == cl.t.Value
-	case TargetPath:
+	case tools.TargetPath:
 		return r.matchesPath(cl.t.Value)
-	case TargetHost:
+	case tools.TargetHost:
 		return matchStar(r.host, cl.host)
 	}
 	return false
@@ -382,7 +384,7 @@ func (s *ruleSet) allowedBy(tool string, cl *ruleCall) *compiledRule {
 			return r
 		}
 	}
-	if cl.t.Kind != TargetCommand || cl.substitutes || len(cl.segs) == 0 {
+	if cl.t.Kind != tools.TargetCommand || cl.substitutes || len(cl.segs) == 0 {
 		return nil
 	}
 	// Server rules carry no pattern and were tried above.
@@ -419,23 +421,23 @@ var (
 		permBypass:      "bypassPermissions mode runs every tool",
 	}
 	reasonAsk = [...]string{
-		RiskModify:  "tools that modify files need approval in this mode",
-		RiskExecute: "tools that execute need approval in this mode",
+		tools.RiskModify:  "tools that modify files need approval in this mode",
+		tools.RiskExecute: "tools that execute need approval in this mode",
 	}
 )
 
 // Check decides one call. See Checker for the order of the rules.
-func (c *Checker) Check(spec ToolSpec, t Target) Verdict {
+func (c *Checker) Check(spec tools.Spec, t tools.Target) Verdict {
 	var buf [8]string
 	cl := makeRuleCall(t, buf[:0])
 	if r := c.deny.denying(spec.Name, &cl); r != nil {
 		return Verdict{Decision: Deny, Rule: &r.rule, Reason: r.denyReason}
 	}
 	m := permMode(c.mode.Load())
-	if m == permPlan && spec.Risk != RiskInspect {
+	if m == permPlan && spec.Risk != tools.RiskInspect {
 		return Verdict{Decision: Deny, Reason: reasonPlan}
 	}
-	outside := t.Kind == TargetPath && t.OutsideWorkspace
+	outside := t.Kind == tools.TargetPath && t.OutsideWorkspace
 	if !outside && permModeRuns(m, spec.Risk) {
 		return Verdict{Decision: Allow, Reason: reasonPermModeRuns[m]}
 	}
@@ -448,7 +450,7 @@ func (c *Checker) Check(spec ToolSpec, t Target) Verdict {
 		v.Decision, v.Reason = Deny, reasonOutside+" and no allow rule matches it"
 	case outside:
 		v.Reason = reasonOutside
-	case spec.Risk == RiskModify || spec.Risk == RiskExecute:
+	case spec.Risk == tools.RiskModify || spec.Risk == tools.RiskExecute:
 		v.Reason = reasonAsk[spec.Risk]
 	default:
 		v.Reason = "this call needs approval"
@@ -456,14 +458,14 @@ func (c *Checker) Check(spec ToolSpec, t Target) Verdict {
 	return v
 }
 
-func permModeRuns(m permMode, r Risk) bool {
+func permModeRuns(m permMode, r tools.Risk) bool {
 	switch m {
 	case permBypass:
 		return true
 	case permAcceptEdits:
-		return r == RiskInspect || r == RiskModify
+		return r == tools.RiskInspect || r == tools.RiskModify
 	}
-	return r == RiskInspect
+	return r == tools.RiskInspect
 }
 
 func describeRule(r config.Rule) string {
@@ -486,22 +488,22 @@ func (c *Checker) DeniedTool(name string) bool {
 // host for WebFetch, and the tool's name when there is no target. A
 // command containing '*' is suggested as written; the wildcard then also
 // matches other arguments in that position, since commands have no escape.
-func (c *Checker) SuggestRule(spec ToolSpec, t Target) string {
+func (c *Checker) SuggestRule(spec tools.Spec, t tools.Target) string {
 	var buf [8]string
 	cl := makeRuleCall(t, buf[:0])
 	return c.suggest(spec, cl.t)
 }
 
-func (c *Checker) suggest(spec ToolSpec, t Target) string {
+func (c *Checker) suggest(spec tools.Spec, t tools.Target) string {
 	if t.Value == "" {
 		return spec.Name
 	}
 	switch t.Kind {
-	case TargetCommand:
+	case tools.TargetCommand:
 		return spec.Name + "(" + t.Value + ")"
-	case TargetHost:
+	case tools.TargetHost:
 		return spec.Name + "(" + strings.ToLower(t.Value) + ")"
-	case TargetPath:
+	case tools.TargetPath:
 		return spec.Name + "(" + c.pathPattern(t.Value) + ")"
 	}
 	return spec.Name
@@ -509,7 +511,7 @@ func (c *Checker) suggest(spec ToolSpec, t Target) string {
 
 func (c *Checker) pathPattern(p string) string {
 	switch {
-	case c.ws != "" && withinDir(p, c.ws):
+	case c.ws != "" && tools.WithinDir(p, c.ws):
 		rel, err := filepath.Rel(c.ws, p)
 		if err == nil {
 			rel = escapeMeta(rel)
@@ -518,7 +520,7 @@ func (c *Checker) pathPattern(p string) string {
 			}
 			return rel
 		}
-	case c.home != "" && c.home != "/" && withinDir(p, c.home):
+	case c.home != "" && c.home != "/" && tools.WithinDir(p, c.home):
 		return "~" + escapeMeta(strings.TrimPrefix(p, c.home))
 	}
 	return escapeMeta(p)

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"agent/agent/tools"
 	"agent/config"
 )
 
@@ -26,18 +27,18 @@ func BenchmarkCheck(b *testing.B) {
 	ch, ws := benchChecker(b)
 	for _, bc := range []struct {
 		name string
-		spec ToolSpec
-		t    Target
+		spec tools.Spec
+		t    tools.Target
 		want Decision
 	}{
-		{"Read inside (mode allows)", readSpec, Target{Kind: TargetPath, Value: ws + "/src/a/b.go"}, Allow},
-		{"Edit allowed by rule", editSpec, Target{Kind: TargetPath, Value: ws + "/src/mod7/x/y/z.go"}, Allow},
-		{"Edit asks", editSpec, Target{Kind: TargetPath, Value: ws + "/other/z.go"}, Ask},
-		{"Bash allowed by rule", bashSpec, Target{Kind: TargetCommand, Value: "git diff HEAD~3 -- agent/"}, Allow},
-		{"Bash chain allowed", bashSpec, Target{Kind: TargetCommand, Value: "git status && go test ./pkg3/..."}, Allow},
-		{"Bash denied", bashSpec, Target{Kind: TargetCommand, Value: "rm -rf /data3/x"}, Deny},
-		{"WebFetch allowed", fetchSpec, Target{Kind: TargetHost, Value: "docs.site5.example"}, Allow},
-		{"MCP server rule", mcpSpec, Target{}, Allow},
+		{"Read inside (mode allows)", readSpec, tools.Target{Kind: tools.TargetPath, Value: ws + "/src/a/b.go"}, Allow},
+		{"Edit allowed by rule", editSpec, tools.Target{Kind: tools.TargetPath, Value: ws + "/src/mod7/x/y/z.go"}, Allow},
+		{"Edit asks", editSpec, tools.Target{Kind: tools.TargetPath, Value: ws + "/other/z.go"}, Ask},
+		{"Bash allowed by rule", bashSpec, tools.Target{Kind: tools.TargetCommand, Value: "git diff HEAD~3 -- agent/"}, Allow},
+		{"Bash chain allowed", bashSpec, tools.Target{Kind: tools.TargetCommand, Value: "git status && go test ./pkg3/..."}, Allow},
+		{"Bash denied", bashSpec, tools.Target{Kind: tools.TargetCommand, Value: "rm -rf /data3/x"}, Deny},
+		{"WebFetch allowed", fetchSpec, tools.Target{Kind: tools.TargetHost, Value: "docs.site5.example"}, Allow},
+		{"MCP server rule", mcpSpec, tools.Target{}, Allow},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			if v := ch.Check(bc.spec, bc.t); v.Decision != bc.want {
@@ -61,11 +62,11 @@ func TestCheckConcurrentWithSessionRules(t *testing.T) {
 			for i := range 200 {
 				r := mkRules(t, fmt.Sprintf("Bash(make t%d-%d)", g, i))[0]
 				ch.AllowForSession(r)
-				if v := ch.Check(bashSpec, Target{Kind: TargetCommand, Value: fmt.Sprintf("make t%d-%d", g, i)}); v.Decision != Allow {
+				if v := ch.Check(bashSpec, tools.Target{Kind: tools.TargetCommand, Value: fmt.Sprintf("make t%d-%d", g, i)}); v.Decision != Allow {
 					t.Errorf("rule %s not applied: %v", r, v.Decision)
 					return
 				}
-				ch.Check(editSpec, Target{Kind: TargetPath, Value: ws + "/x"})
+				ch.Check(editSpec, tools.Target{Kind: tools.TargetPath, Value: ws + "/x"})
 			}
 		}()
 	}

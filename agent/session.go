@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"agent/agent/tools"
 	"agent/config"
 	"agent/internal/jsonschema"
 	"agent/internal/quote"
@@ -53,7 +54,7 @@ type SessionOptions struct {
 	SystemPrompt string
 	MaxTokens    int
 	MaxSteps     int // 0: DefaultMaxSteps
-	Tools        []Tool
+	Tools        []tools.Tool
 	Permissions  Permissions // nil: every call that is not inspection is denied
 	Prompter     Prompter    // nil: headless
 	Workspace    string
@@ -126,8 +127,8 @@ type Session struct {
 	// extra are tool groups added while the session runs (an MCP server's
 	// tools, by server name); all is the built-in tools followed by the
 	// groups in name order, rebuilt on a change and read without copying.
-	extra map[string][]Tool
-	all   []Tool
+	extra map[string][]tools.Tool
+	all   []tools.Tool
 	// notes are background-task results for the model, sent with the
 	// next turn's prompt.
 	notes []string
@@ -447,7 +448,7 @@ func (s *Session) request(t *Turn, msgs []providers.Message) (providers.Provider
 		req.ToolChoice = providers.ToolChoice{Mode: providers.ToolNone}
 		return p, req
 	}
-	for _, tool := range s.tools() {
+	for _, tool := range s.toolList() {
 		spec := tool.Spec()
 		if s.opts.Permissions != nil && s.opts.Permissions.DeniedTool(spec.Name) {
 			continue // a deny rule naming a tool removes it (decisions.md §6)
@@ -657,8 +658,8 @@ func (s *Session) runTools(ctx context.Context, t *Turn, calls []providers.ToolC
 	return out
 }
 
-func (s *Session) findTool(name string) Tool {
-	for _, tool := range s.tools() {
+func (s *Session) findTool(name string) tools.Tool {
+	for _, tool := range s.toolList() {
 		if tool.Spec().Name == name {
 			return tool
 		}
@@ -668,18 +669,18 @@ func (s *Session) findTool(name string) Tool {
 
 // runTool validates, checks and runs one call. Whatever the model sent, the
 // answer is a result for the model, never a crash.
-func (s *Session) runTool(ctx context.Context, t *Turn, c providers.ToolCall) Result {
+func (s *Session) runTool(ctx context.Context, t *Turn, c providers.ToolCall) tools.Result {
 	return s.callTool(ctx, t, c, t.Req.NoTools)
 }
 
 // callTool is runTool for a turn, or for a direct call when t is nil.
-func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, noTools bool) Result {
+func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, noTools bool) tools.Result {
 	turnID := ""
 	if t != nil {
 		turnID = t.ID
 	}
 	ev := &ToolEvent{CallID: c.ID, Name: c.Name, Args: c.Arguments}
-	end := func(r Result, denied bool) Result {
+	end := func(r tools.Result, denied bool) tools.Result {
 		ev.Result, ev.Denied = &r, denied
 		s.emit(Event{Kind: EventToolEnd, Turn: turnID, Tool: ev})
 		return r
@@ -687,18 +688,18 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 	s.emit(Event{Kind: EventToolStart, Turn: turnID, Tool: ev})
 	tool := s.findTool(c.Name)
 	if tool == nil || noTools || (s.opts.Permissions != nil && s.opts.Permissions.DeniedTool(c.Name)) {
-		return end(Result{IsError: true, Content: fmt.Sprintf("There is no tool named %q. Use one of the tools offered.", quote.V(c.Name))}, false)
+		return end(tools.Result{IsError: true, Content: fmt.Sprintf("There is no tool named %q. Use one of the tools offered.", quote.V(c.Name))}, false)
 	}
 	spec := tool.Spec()
 	if err := s.validateArgs(spec, c.Arguments); err != nil {
-		return end(Result{IsError: true, Content: fmt.Sprintf("Invalid arguments for %s: %v", spec.Name, err)}, false)
+		return end(tools.Result{IsError: true, Content: fmt.Sprintf("Invalid arguments for %s: %v", spec.Name, err)}, false)
 	}
 	target, err := tool.Target(c.Arguments)
 	if err != nil {
-		return end(Result{IsError: true, Content: fmt.Sprintf("%s: %v", spec.Name, err)}, false)
+		return end(tools.Result{IsError: true, Content: fmt.Sprintf("%s: %v", spec.Name, err)}, false)
 	}
 	v := Verdict{Decision: Deny, Reason: "no permission checker", Suggest: spec.Name}
-	if spec.Risk == RiskInspect {
+	if spec.Risk == tools.RiskInspect {
 		v = Verdict{Decision: Allow}
 	}
 	if s.opts.Permissions != nil {
@@ -714,7 +715,7 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 		}
 	}
 	if v.Decision != Allow {
-		return end(Result{IsError: true, Content: DeniedMessage(spec.Name, v)}, true)
+		return end(tools.Result{IsError: true, Content: DeniedMessage(spec.Name, v)}, true)
 	}
 	return end(tool.Run(ctx, c.Arguments), false)
 }
@@ -729,8 +730,8 @@ func (s *Session) ReportBackground(text string) {
 	s.emit(Event{Kind: EventBackground, Text: text})
 }
 
-// tools is the current tool list; callers must not modify it.
-func (s *Session) tools() []Tool {
+// toolList is the current tool list; callers must not modify it.
+func (s *Session) toolList() []tools.Tool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.all == nil {
@@ -742,23 +743,23 @@ func (s *Session) tools() []Tool {
 // SetTools replaces the tools of a group (an MCP server's name); nil or
 // empty removes the group. The next model call offers the new list; a
 // turn that already runs keeps the calls it made.
-func (s *Session) SetTools(group string, tools []Tool) {
+func (s *Session) SetTools(group string, ts []tools.Tool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.extra == nil {
-		s.extra = map[string][]Tool{}
+		s.extra = map[string][]tools.Tool{}
 	}
-	if len(tools) == 0 {
+	if len(ts) == 0 {
 		delete(s.extra, group)
 	} else {
-		s.extra[group] = append([]Tool(nil), tools...)
+		s.extra[group] = append([]tools.Tool(nil), ts...)
 	}
 	names := make([]string, 0, len(s.extra))
 	for g := range s.extra {
 		names = append(names, g)
 	}
 	sort.Strings(names)
-	all := append([]Tool(nil), s.opts.Tools...)
+	all := append([]tools.Tool(nil), s.opts.Tools...)
 	for _, g := range names {
 		all = append(all, s.extra[g]...)
 	}
@@ -767,9 +768,9 @@ func (s *Session) SetTools(group string, tools []Tool) {
 
 // ToolSpecs are the tools the session offers: a tool that a deny rule
 // names is left out (decisions.md §6).
-func (s *Session) ToolSpecs() []ToolSpec {
-	var out []ToolSpec
-	for _, tool := range s.tools() {
+func (s *Session) ToolSpecs() []tools.Spec {
+	var out []tools.Spec
+	for _, tool := range s.toolList() {
 		spec := tool.Spec()
 		if s.opts.Permissions != nil && s.opts.Permissions.DeniedTool(spec.Name) {
 			continue
@@ -784,21 +785,21 @@ func (s *Session) ToolSpecs() []ToolSpec {
 // the permission check applies, with nobody to answer a prompt, so a call
 // that would ask is denied with the rule that would allow it. It runs
 // concurrently with turns.
-func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessage) Result {
+func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessage) tools.Result {
 	s.mu.Lock()
 	closed := s.closed
 	s.callSeq++
 	id := fmt.Sprintf("direct-%d", s.callSeq)
 	s.mu.Unlock()
 	if closed {
-		return Result{IsError: true, Content: ErrClosed.Error()}
+		return tools.Result{IsError: true, Content: ErrClosed.Error()}
 	}
 	return s.callTool(ctx, nil, providers.ToolCall{ID: id, Name: name, Arguments: args}, false)
 }
 
 // ask puts a permission question to the user, or denies where nobody can
 // answer (decisions.md §6).
-func (s *Session) ask(ctx context.Context, t *Turn, spec ToolSpec, c providers.ToolCall, target Target, v Verdict) Verdict {
+func (s *Session) ask(ctx context.Context, t *Turn, spec tools.Spec, c providers.ToolCall, target tools.Target, v Verdict) Verdict {
 	if s.opts.Prompter == nil {
 		v.Decision = Deny
 		v.Reason = "nobody can answer a permission prompt here"
@@ -846,7 +847,7 @@ func (s *Session) ask(ctx context.Context, t *Turn, spec ToolSpec, c providers.T
 // validateArgs checks a call's arguments against its tool's JSON Schema
 // (compiled once per schema). A schema that does not compile refuses every
 // call of that tool rather than letting unchecked arguments through.
-func (s *Session) validateArgs(spec ToolSpec, args json.RawMessage) error {
+func (s *Session) validateArgs(spec tools.Spec, args json.RawMessage) error {
 	s.mu.Lock()
 	if s.schemas == nil {
 		s.schemas = map[string]compiledSchema{}

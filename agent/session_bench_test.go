@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"agent/agent/tools"
 	"agent/providers/chatcompat"
 )
 
@@ -40,15 +41,15 @@ func (m *cannedModel) Do(req *http.Request) (*http.Response, error) {
 		Body: io.NopCloser(strings.NewReader(body)), Request: req}, nil
 }
 
-func benchTurns(b *testing.B, tools bool) {
+func benchTurns(b *testing.B, withTools bool) {
 	ws := b.TempDir()
 	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("some notes\n"), 0o600)
-	p, err := chatcompat.NewLocalProvider(chatcompat.LocalOptions{DefaultModel: "m", Executor: &cannedModel{tools: tools}})
+	p, err := chatcompat.NewLocalProvider(chatcompat.LocalOptions{DefaultModel: "m", Executor: &cannedModel{tools: withTools}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	s, err := NewSession(SessionOptions{Provider: p, SystemPrompt: DefaultSystemPrompt, Workspace: ws,
-		Tools:       BuiltinTools(BuiltinOptions{Workspace: ws}),
+		Tools:       tools.Builtin(tools.Options{Workspace: ws}),
 		Permissions: NewChecker(CheckerOptions{Workspace: ws})})
 	if err != nil {
 		b.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"agent/agent/tools"
 	"agent/config"
 	"agent/internal/fakemodel"
 	"agent/providers"
@@ -18,25 +19,25 @@ import (
 // echoTool is a test tool: it returns its "text" argument.
 type echoTool struct {
 	name string
-	risk Risk
+	risk tools.Risk
 	runs int
 	mu   sync.Mutex
 }
 
-func (e *echoTool) Spec() ToolSpec {
-	return ToolSpec{Name: e.name, Description: "echo", Risk: e.risk,
+func (e *echoTool) Spec() tools.Spec {
+	return tools.Spec{Name: e.name, Description: "echo", Risk: e.risk,
 		Schema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`)}
 }
-func (e *echoTool) Target(args json.RawMessage) (Target, error) {
-	return Target{Kind: TargetCommand, Value: string(args)}, nil
+func (e *echoTool) Target(args json.RawMessage) (tools.Target, error) {
+	return tools.Target{Kind: tools.TargetCommand, Value: string(args)}, nil
 }
-func (e *echoTool) Run(ctx context.Context, args json.RawMessage) Result {
+func (e *echoTool) Run(ctx context.Context, args json.RawMessage) tools.Result {
 	e.mu.Lock()
 	e.runs++
 	e.mu.Unlock()
 	var a struct{ Text string }
 	json.Unmarshal(args, &a)
-	return Result{Content: "echo: " + a.Text}
+	return tools.Result{Content: "echo: " + a.Text}
 }
 
 // rulePerms is a small Permissions fake: inspect allowed, others by list.
@@ -47,13 +48,13 @@ type rulePerms struct {
 	session []config.Rule
 }
 
-func (p *rulePerms) Check(spec ToolSpec, t Target) Verdict {
+func (p *rulePerms) Check(spec tools.Spec, t tools.Target) Verdict {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
 	case p.denied[spec.Name]:
 		return Verdict{Decision: Deny, Reason: "denied by rule " + spec.Name, Suggest: spec.Name}
-	case spec.Risk == RiskInspect || p.allowed[spec.Name]:
+	case spec.Risk == tools.RiskInspect || p.allowed[spec.Name]:
 		return Verdict{Decision: Allow}
 	}
 	for _, r := range p.session {
@@ -165,8 +166,8 @@ func TestTurnText(t *testing.T) {
 }
 
 func TestToolLoop(t *testing.T) {
-	echo := &echoTool{name: "Echo", risk: RiskInspect}
-	h := newHarness(t, SessionOptions{Tools: []Tool{echo}, Permissions: &rulePerms{}},
+	echo := &echoTool{name: "Echo", risk: tools.RiskInspect}
+	h := newHarness(t, SessionOptions{Tools: []tools.Tool{echo}, Permissions: &rulePerms{}},
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Echo", Args: `{"text":"a"}`}, {ID: "c2", Name: "Echo", Args: `{"text":"b"}`}}},
 		fakemodel.Reply{Text: "done"})
 	res := run(t, h.sess, "go")
@@ -190,8 +191,8 @@ func TestToolLoop(t *testing.T) {
 }
 
 func TestBadAndUnknownToolCalls(t *testing.T) {
-	echo := &echoTool{name: "Echo", risk: RiskInspect}
-	h := newHarness(t, SessionOptions{Tools: []Tool{echo}, Permissions: &rulePerms{}},
+	echo := &echoTool{name: "Echo", risk: tools.RiskInspect}
+	h := newHarness(t, SessionOptions{Tools: []tools.Tool{echo}, Permissions: &rulePerms{}},
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{
 			{ID: "c1", Name: "Nope", Args: `{}`},
 			{ID: "c2", Name: "Echo", Args: `{"text":`},
@@ -208,8 +209,8 @@ func TestBadAndUnknownToolCalls(t *testing.T) {
 }
 
 func TestPermissionDeniedHeadless(t *testing.T) {
-	danger := &echoTool{name: "Danger", risk: RiskExecute}
-	h := newHarness(t, SessionOptions{Tools: []Tool{danger}, Permissions: &rulePerms{}},
+	danger := &echoTool{name: "Danger", risk: tools.RiskExecute}
+	h := newHarness(t, SessionOptions{Tools: []tools.Tool{danger}, Permissions: &rulePerms{}},
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Danger", Args: `{"text":"x"}`}}},
 		fakemodel.Reply{Text: "ok, I will not"})
 	res := run(t, h.sess, "go")
@@ -238,11 +239,11 @@ func TestPermissionPrompt(t *testing.T) {
 		session bool
 		persist bool
 	}{{AllowOnce, 2, false, false}, {AllowSession, 2, true, false}, {AllowProject, 2, true, true}, {DenyOnce, 0, false, false}} {
-		danger := &echoTool{name: "Danger", risk: RiskExecute}
+		danger := &echoTool{name: "Danger", risk: tools.RiskExecute}
 		perms := &rulePerms{}
 		a := &answerer{ans: c.ans}
 		var persisted []config.Rule
-		h := newHarness(t, SessionOptions{Tools: []Tool{danger}, Permissions: perms, Prompter: a,
+		h := newHarness(t, SessionOptions{Tools: []tools.Tool{danger}, Permissions: perms, Prompter: a,
 			PersistRule: func(r config.Rule) error { persisted = append(persisted, r); return nil }},
 			fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Danger", Args: `{"text":"x"}`}}},
 			fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c2", Name: "Danger", Args: `{"text":"y"}`}}},
@@ -262,9 +263,9 @@ func TestPermissionPrompt(t *testing.T) {
 }
 
 func TestDenyRuleRemovesTool(t *testing.T) {
-	danger := &echoTool{name: "Danger", risk: RiskExecute}
-	echo := &echoTool{name: "Echo", risk: RiskInspect}
-	h := newHarness(t, SessionOptions{Tools: []Tool{danger, echo}, Permissions: &rulePerms{denied: map[string]bool{"Danger": true}}},
+	danger := &echoTool{name: "Danger", risk: tools.RiskExecute}
+	echo := &echoTool{name: "Echo", risk: tools.RiskInspect}
+	h := newHarness(t, SessionOptions{Tools: []tools.Tool{danger, echo}, Permissions: &rulePerms{denied: map[string]bool{"Danger": true}}},
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Danger", Args: `{"text":"x"}`}}},
 		fakemodel.Reply{Text: "end"})
 	run(t, h.sess, "go")
@@ -367,8 +368,8 @@ func TestFailedTurnRollsBack(t *testing.T) {
 }
 
 func TestEventTurnHasNoTools(t *testing.T) {
-	echo := &echoTool{name: "Echo", risk: RiskInspect}
-	h := newHarness(t, SessionOptions{Tools: []Tool{echo}, Permissions: &rulePerms{}},
+	echo := &echoTool{name: "Echo", risk: tools.RiskInspect}
+	h := newHarness(t, SessionOptions{Tools: []tools.Tool{echo}, Permissions: &rulePerms{}},
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Echo", Args: `{"text":"x"}`}}}, fakemodel.Reply{Text: "noted"})
 	tr, _ := h.sess.Submit(TurnRequest{Prompt: "deploy done", From: "external:ci", ClaimedName: "Build Bot", NoTools: true})
 	res, _ := tr.Wait(context.Background())
@@ -385,12 +386,12 @@ func TestEventTurnHasNoTools(t *testing.T) {
 }
 
 func TestStepLimit(t *testing.T) {
-	echo := &echoTool{name: "Echo", risk: RiskInspect}
+	echo := &echoTool{name: "Echo", risk: tools.RiskInspect}
 	var replies []fakemodel.Reply
 	for i := 0; i < 5; i++ {
 		replies = append(replies, fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c", Name: "Echo", Args: `{"text":"x"}`}}})
 	}
-	h := newHarness(t, SessionOptions{Tools: []Tool{echo}, Permissions: &rulePerms{}, MaxSteps: 3}, replies...)
+	h := newHarness(t, SessionOptions{Tools: []tools.Tool{echo}, Permissions: &rulePerms{}, MaxSteps: 3}, replies...)
 	res := run(t, h.sess, "loop")
 	if res.Status != StatusError || !errors.Is(res.Err, ErrStepLimit) || len(h.srv.Requests()) != 3 {
 		t.Fatalf("%+v after %d requests", res, len(h.srv.Requests()))
@@ -403,8 +404,8 @@ func TestTranscriptResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	echo := &echoTool{name: "Echo", risk: RiskInspect}
-	h := newHarness(t, SessionOptions{ID: "s1", Tools: []Tool{echo}, Permissions: &rulePerms{}, Transcript: tr},
+	echo := &echoTool{name: "Echo", risk: tools.RiskInspect}
+	h := newHarness(t, SessionOptions{ID: "s1", Tools: []tools.Tool{echo}, Permissions: &rulePerms{}, Transcript: tr},
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Echo", Args: `{"text":"a"}`}}},
 		fakemodel.Reply{Text: "first answer"},
 		fakemodel.Reply{Status: 500, Body: "{}"}, fakemodel.Reply{Status: 500, Body: "{}"}, fakemodel.Reply{Status: 500, Body: "{}"})

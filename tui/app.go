@@ -303,7 +303,7 @@ func (a *App) observe(ev agent.Event) {
 }
 
 // Notice shows a line of outside text (sanitised when drawn) in the
-// transcript; safe from any goroutine (agent.CLIOptions.Notice).
+// transcript; safe from any goroutine (agent.StartOptions.Notice).
 func (a *App) Notice(line string) {
 	a.mu.Lock()
 	if len(a.notices) < 1000 {

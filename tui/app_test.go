@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"agent/agent"
+	"agent/agent/tools"
 	"agent/providers"
 	"agent/tui/keymap"
 	"agent/tui/keys"
@@ -135,9 +136,9 @@ func TestToolEntriesAndDiff(t *testing.T) {
 			agent.Event{Kind: agent.EventToolStart, Turn: "s/1", Tool: &agent.ToolEvent{CallID: "c1", Name: "Bash", Args: json.RawMessage(`{"command":"ls -l"}`)}})
 		h.expect("⚙ Bash(command: ls -l)")
 		h.expect("running…")
-		h.emit(agent.Event{Kind: agent.EventToolEnd, Turn: "s/1", Tool: &agent.ToolEvent{CallID: "c1", Name: "Bash", Result: &agent.Result{Content: "a\nb\nc\nd\ne\n"}}},
+		h.emit(agent.Event{Kind: agent.EventToolEnd, Turn: "s/1", Tool: &agent.ToolEvent{CallID: "c1", Name: "Bash", Result: &tools.Result{Content: "a\nb\nc\nd\ne\n"}}},
 			agent.Event{Kind: agent.EventToolStart, Turn: "s/1", Tool: &agent.ToolEvent{CallID: "c2", Name: "Edit", Args: json.RawMessage(`{"file_path":"x.go"}`)}},
-			agent.Event{Kind: agent.EventToolEnd, Turn: "s/1", Tool: &agent.ToolEvent{CallID: "c2", Name: "Edit", Result: &agent.Result{Content: "ok", Display: "--- a/x.go\n+++ b/x.go\n@@ -1 +1 @@\n-old\n+new\n"}}})
+			agent.Event{Kind: agent.EventToolEnd, Turn: "s/1", Tool: &agent.ToolEvent{CallID: "c2", Name: "Edit", Result: &tools.Result{Content: "ok", Display: "--- a/x.go\n+++ b/x.go\n@@ -1 +1 @@\n-old\n+new\n"}}})
 		h.expect("⎿ a")
 		h.expect("… 2 more lines")
 		h.expect("⎿ --- a/x.go")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"agent/agent"
+	"agent/agent/tools"
 	"agent/providers"
 	"agent/tui/screen"
 )
@@ -58,9 +59,9 @@ func TestGoldenScreens(t *testing.T) {
 		{Kind: agent.EventTurnStart, Turn: "t/1", Text: "Rename the helper and show me."},
 		{Kind: agent.EventReasoning, Turn: "t/1", Text: "The helper lives in util.go."},
 		{Kind: agent.EventToolStart, Turn: "t/1", Tool: &agent.ToolEvent{CallID: "c1", Name: "Grep", Args: json.RawMessage(`{"pattern":"helper"}`)}},
-		{Kind: agent.EventToolEnd, Turn: "t/1", Tool: &agent.ToolEvent{CallID: "c1", Name: "Grep", Result: &agent.Result{Content: "util.go:3\nmain.go:9\nmain.go:12\nmain.go:20\n"}}},
+		{Kind: agent.EventToolEnd, Turn: "t/1", Tool: &agent.ToolEvent{CallID: "c1", Name: "Grep", Result: &tools.Result{Content: "util.go:3\nmain.go:9\nmain.go:12\nmain.go:20\n"}}},
 		{Kind: agent.EventToolStart, Turn: "t/1", Tool: &agent.ToolEvent{CallID: "c2", Name: "Edit", Args: json.RawMessage(`{"file_path":"util.go"}`)}},
-		{Kind: agent.EventToolEnd, Turn: "t/1", Tool: &agent.ToolEvent{CallID: "c2", Name: "Edit", Result: &agent.Result{Content: "ok", Display: "--- a/util.go\n+++ b/util.go\n@@ -1,3 +1,3 @@\n package util\n-func helper() {}\n+func assist() {}\n"}}},
+		{Kind: agent.EventToolEnd, Turn: "t/1", Tool: &agent.ToolEvent{CallID: "c2", Name: "Edit", Result: &tools.Result{Content: "ok", Display: "--- a/util.go\n+++ b/util.go\n@@ -1,3 +1,3 @@\n package util\n-func helper() {}\n+func assist() {}\n"}}},
 		{Kind: agent.EventText, Turn: "t/1", Text: "## Done\n\nRenamed `helper` to **assist**:\n\n- util.go\n- main.go (3 calls)\n\n```go\nassist()\n"},
 		{Kind: agent.EventUsage, Turn: "t/1", Usage: &providers.Usage{InputTokens: 2400, OutputTokens: 120}},
 	}

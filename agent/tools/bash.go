@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"context"
@@ -26,7 +26,7 @@ type bashTool struct {
 	ws    string
 	shell string
 	env   []string
-	lim   ToolLimits
+	lim   Limits
 }
 
 type bashArgs struct {
@@ -35,8 +35,8 @@ type bashArgs struct {
 	Description string `json:"description"`
 }
 
-func (t *bashTool) Spec() ToolSpec {
-	return ToolSpec{
+func (t *bashTool) Spec() Spec {
+	return Spec{
 		Name: "Bash",
 		Description: fmt.Sprintf("Run a shell command in the workspace folder with %s; each call starts afresh there. "+
 			"Stdout and stderr are returned together (long output keeps its start and end) with the exit code. "+

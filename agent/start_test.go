@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"agent/agent/tools"
 	"agent/config"
 	"agent/internal/fakemodel"
 )
 
-// cliSandbox is a home and a trusted workspace for StartCLI.
-func cliSandbox(t *testing.T, trusted bool) (home, ws string) {
+// startSandbox is a home and a trusted workspace for Start.
+func startSandbox(t *testing.T, trusted bool) (home, ws string) {
 	t.Helper()
 	home, ws = t.TempDir(), t.TempDir()
 	if trusted {
@@ -28,17 +29,17 @@ func cliSandbox(t *testing.T, trusted bool) (home, ws string) {
 
 func lookupNone(string) (string, bool) { return "", false }
 
-func TestStartCLIHeadlessRefusesUntrusted(t *testing.T) {
-	home, ws := cliSandbox(t, false)
+func TestStartHeadlessRefusesUntrusted(t *testing.T) {
+	home, ws := startSandbox(t, false)
 	srv := fakemodel.New()
 	defer srv.Close()
-	_, err := StartCLI(t.Context(), CLIOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", BaseURL: srv.URL(), Headless: true})
+	_, err := Start(t.Context(), StartOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", BaseURL: srv.URL(), Headless: true})
 	var ue *UntrustedError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "agent trust --yes") {
 		t.Fatalf("err = %v", err)
 	}
 	// Not headless: user settings only, and the session starts.
-	c, err := StartCLI(t.Context(), CLIOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", BaseURL: srv.URL(), NoTranscript: true})
+	c, err := Start(t.Context(), StartOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", BaseURL: srv.URL(), Overrides: StartOverrides{NoTranscript: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,23 +49,23 @@ func TestStartCLIHeadlessRefusesUntrusted(t *testing.T) {
 	}
 }
 
-func TestStartCLIRefusesBadMode(t *testing.T) {
-	home, ws := cliSandbox(t, true)
-	_, err := StartCLI(t.Context(), CLIOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", BaseURL: "http://127.0.0.1:1/v1", PermissionMode: "yolo", Headless: true})
+func TestStartRefusesBadMode(t *testing.T) {
+	home, ws := startSandbox(t, true)
+	_, err := Start(t.Context(), StartOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", BaseURL: "http://127.0.0.1:1/v1", PermissionMode: "yolo", Headless: true})
 	if err == nil || !strings.Contains(err.Error(), "yolo") {
 		t.Fatalf("err = %v", err)
 	}
 }
 
-// TestStartCLIResume: a resumed session sends the stored conversation,
+// TestStartResume: a resumed session sends the stored conversation,
 // appends to the same transcript (after a torn last line), and numbers its
 // turns after the stored ones.
-func TestStartCLIResume(t *testing.T) {
-	home, ws := cliSandbox(t, true)
+func TestStartResume(t *testing.T) {
+	home, ws := startSandbox(t, true)
 	srv := fakemodel.New(fakemodel.Reply{Text: "first"}, fakemodel.Reply{Text: "second"})
 	defer srv.Close()
-	opts := CLIOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", Model: "fake", BaseURL: srv.URL(), Headless: true}
-	c, err := StartCLI(t.Context(), opts)
+	opts := StartOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", Model: "fake", BaseURL: srv.URL(), Headless: true}
+	c, err := Start(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestStartCLIResume(t *testing.T) {
 	f.Close()
 
 	opts.Resume = id
-	c, err = StartCLI(t.Context(), opts)
+	c, err = Start(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,11 +115,11 @@ func TestStartCLIResume(t *testing.T) {
 	other := t.TempDir()
 	config.Trust(home, other, time.Now())
 	opts.Workspace = other
-	if _, err := StartCLI(t.Context(), opts); err == nil || !strings.Contains(err.Error(), "belongs to the workspace") {
+	if _, err := Start(t.Context(), opts); err == nil || !strings.Contains(err.Error(), "belongs to the workspace") {
 		t.Fatalf("err = %v", err)
 	}
 	opts.Workspace, opts.Resume = ws, "no-such-session"
-	if _, err := StartCLI(t.Context(), opts); err == nil {
+	if _, err := Start(t.Context(), opts); err == nil {
 		t.Fatal("resumed a missing session")
 	}
 }
@@ -127,11 +128,11 @@ func TestStartCLIResume(t *testing.T) {
 // runs an allowed tool, denies what would ask with the rule that would
 // allow it, and hides and refuses a tool a deny rule names.
 func TestCallToolDirect(t *testing.T) {
-	echo := &echoTool{name: "Echo", risk: RiskExecute}
-	look := &echoTool{name: "Look", risk: RiskInspect}
-	gone := &echoTool{name: "Gone", risk: RiskInspect}
+	echo := &echoTool{name: "Echo", risk: tools.RiskExecute}
+	look := &echoTool{name: "Look", risk: tools.RiskInspect}
+	gone := &echoTool{name: "Gone", risk: tools.RiskInspect}
 	perms := &rulePerms{denied: map[string]bool{"Gone": true}}
-	h := newHarness(t, SessionOptions{Tools: []Tool{echo, look, gone}, Permissions: perms, Prompter: &answerer{ans: AllowOnce}})
+	h := newHarness(t, SessionOptions{Tools: []tools.Tool{echo, look, gone}, Permissions: perms, Prompter: &answerer{ans: AllowOnce}})
 	ctx := context.Background()
 
 	var names []string
@@ -176,7 +177,7 @@ func TestSetTools(t *testing.T) {
 	if _, ok := requestOf(t, h, 0)["tools"]; ok {
 		t.Fatal("tools offered before any were added")
 	}
-	h.sess.SetTools("srv", []Tool{&echoTool{name: "srv__look", risk: RiskInspect}})
+	h.sess.SetTools("srv", []tools.Tool{&echoTool{name: "srv__look", risk: tools.RiskInspect}})
 	if res := run(t, h.sess, "two"); res.Text != "done" {
 		t.Fatalf("%+v", res)
 	}

@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"context"
@@ -13,16 +13,16 @@ import (
 	"time"
 )
 
-func newTestBash(t *testing.T, opts BuiltinOptions) (string, Tool) {
+func newTestBash(t *testing.T, opts Options) (string, Tool) {
 	t.Helper()
 	if opts.Workspace == "" {
 		opts.Workspace = realTempDir(t)
 	}
-	return opts.Workspace, BuiltinTools(opts)[5]
+	return opts.Workspace, Builtin(opts)[5]
 }
 
 func TestBash(t *testing.T) {
-	ws, bash := newTestBash(t, BuiltinOptions{Env: []string{"FOO=bar", "PATH=" + os.Getenv("PATH")}})
+	ws, bash := newTestBash(t, Options{Env: []string{"FOO=bar", "PATH=" + os.Getenv("PATH")}})
 	for _, tc := range []struct {
 		cmd, want string
 		isErr     bool
@@ -50,7 +50,7 @@ func TestBash(t *testing.T) {
 }
 
 func TestBashOutputBounded(t *testing.T) {
-	_, bash := newTestBash(t, BuiltinOptions{Limits: ToolLimits{Output: 100}})
+	_, bash := newTestBash(t, Options{Limits: Limits{Output: 100}})
 	res := runTool(t, bash, `{"command":"seq 1 100000"}`)
 	if !strings.HasPrefix(res.Content, "1\n2\n3\n") || !strings.HasSuffix(res.Content, "99999\n100000\n") {
 		t.Errorf("head or tail lost: %q", res.Content)
@@ -94,7 +94,7 @@ func waitDead(t *testing.T, pidFile string) {
 }
 
 func TestBashTimeoutKillsGroup(t *testing.T) {
-	ws, bash := newTestBash(t, BuiltinOptions{})
+	ws, bash := newTestBash(t, Options{})
 	start := time.Now()
 	res := runTool(t, bash, `{"command":"sleep 30 & echo $! > bg.pid; echo started; sleep 30","timeout":300}`)
 	if !res.IsError || res.Content != "started\n[timed out after 300ms; the process group was killed]" {
@@ -107,7 +107,7 @@ func TestBashTimeoutKillsGroup(t *testing.T) {
 }
 
 func TestBashMaxTimeout(t *testing.T) {
-	_, bash := newTestBash(t, BuiltinOptions{Limits: ToolLimits{BashMaxTimeout: 200 * time.Millisecond}})
+	_, bash := newTestBash(t, Options{Limits: Limits{BashMaxTimeout: 200 * time.Millisecond}})
 	res := runTool(t, bash, `{"command":"sleep 5","timeout":600000}`)
 	if res.Content != "[timed out after 200ms; the process group was killed]" {
 		t.Errorf("%+v", res)
@@ -120,7 +120,7 @@ func TestBashMaxTimeout(t *testing.T) {
 }
 
 func TestBashCancelKillsGroup(t *testing.T) {
-	ws, bash := newTestBash(t, BuiltinOptions{})
+	ws, bash := newTestBash(t, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
 	start := time.Now()
@@ -138,7 +138,7 @@ func TestBashLingeringChildDoesNotHang(t *testing.T) {
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("no setsid")
 	}
-	_, bash := newTestBash(t, BuiltinOptions{})
+	_, bash := newTestBash(t, Options{})
 	start := time.Now()
 	// A child that leaves the group and keeps the output pipe open.
 	res := runTool(t, bash, `{"command":"setsid sleep 30 & echo done"}`)

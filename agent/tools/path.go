@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"errors"
@@ -22,7 +22,7 @@ func badArgs(format string, args ...any) error {
 // the kernel's ELOOP limit does.
 const maxLinks = 40
 
-// realPath resolves the symbolic links of an absolute, clean path the way
+// RealPath resolves the symbolic links of an absolute, clean path the way
 // opening it would, so containment is judged on what is really reached: a
 // link inside the workspace that points outside resolves outside
 // (decisions.md §6, "file tools stay inside the workspace"). Where a
@@ -32,7 +32,7 @@ const maxLinks = 40
 //
 // base, when not empty, is a real path that prefixes p; resolution starts
 // there, saving a system call per component of the workspace's own path.
-func realPath(base, p string) (string, error) {
+func RealPath(base, p string) (string, error) {
 	resolved, rest := "/", p
 	if base != "" && base != "/" && strings.HasPrefix(p, base+"/") {
 		resolved, rest = base, p[len(base)+1:]
@@ -84,8 +84,8 @@ func realPath(base, p string) (string, error) {
 	return resolved, nil
 }
 
-// withinDir reports whether the real path p is dir or below it.
-func withinDir(p, dir string) bool {
+// WithinDir reports whether the real path p is dir or below it.
+func WithinDir(p, dir string) bool {
 	if dir == "/" {
 		return true
 	}
@@ -123,11 +123,11 @@ func (ps toolPaths) resolve(p string) (real string, outside bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
-	real, err = realPath(ps.ws, a)
+	real, err = RealPath(ps.ws, a)
 	if err != nil {
 		return "", false, fmt.Errorf("resolving %s: %w", a, err)
 	}
-	return real, !withinDir(real, ps.ws), nil
+	return real, !WithinDir(real, ps.ws), nil
 }
 
 func (ps toolPaths) target(p string) (Target, error) {

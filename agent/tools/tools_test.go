@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"context"
@@ -16,12 +16,28 @@ import (
 	"agent/internal/securefile"
 )
 
+// realTempDir is a temporary folder by its real path, as the workspace is
+// (Builtin resolves the workspace's links).
+func realTempDir(t testing.TB) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	mustNil(t, err)
+	return d
+}
+
+func mustNil(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // newTestTools builds the built-in tools over a fresh workspace.
-func newTestTools(t *testing.T, lim ToolLimits) (ws string, byName map[string]Tool) {
+func newTestTools(t *testing.T, lim Limits) (ws string, byName map[string]Tool) {
 	t.Helper()
 	ws = realTempDir(t)
 	byName = map[string]Tool{}
-	for _, tl := range BuiltinTools(BuiltinOptions{Workspace: ws, Home: "/home/nobody-here", Limits: lim}) {
+	for _, tl := range Builtin(Options{Workspace: ws, Home: "/home/nobody-here", Limits: lim}) {
 		byName[tl.Spec().Name] = tl
 	}
 	return ws, byName
@@ -43,7 +59,7 @@ func TestBuiltinSpecs(t *testing.T) {
 		name string
 		risk Risk
 	}{{"Read", RiskInspect}, {"Write", RiskModify}, {"Edit", RiskModify}, {"Glob", RiskInspect}, {"Grep", RiskInspect}, {"Bash", RiskExecute}, {"WebFetch", RiskExecute}}
-	ts := BuiltinTools(BuiltinOptions{Workspace: realTempDir(t)})
+	ts := Builtin(Options{Workspace: realTempDir(t)})
 	if len(ts) != len(want) {
 		t.Fatalf("%d tools", len(ts))
 	}
@@ -59,7 +75,7 @@ func TestBuiltinSpecs(t *testing.T) {
 }
 
 func TestSchemasCheckArguments(t *testing.T) {
-	_, ts := newTestTools(t, ToolLimits{})
+	_, ts := newTestTools(t, Limits{})
 	for _, tc := range []struct {
 		tool, args string
 		ok         bool
@@ -95,7 +111,7 @@ func TestSchemasCheckArguments(t *testing.T) {
 // TestBadArgumentsNeverCrash runs every tool on arguments that the schema
 // would have refused: each must answer with an error result.
 func TestBadArgumentsNeverCrash(t *testing.T) {
-	_, ts := newTestTools(t, ToolLimits{})
+	_, ts := newTestTools(t, Limits{})
 	for name, tl := range ts {
 		for _, args := range []string{``, `null`, `[]`, `"x"`, `{}`, `{"file_path":5}`, `{"command":["ls"]}`, `{"url":"ftp://x"}`, `{`, `{"file_path":"a\u0000b","command":"","url":""}`} {
 			res := tl.Run(context.Background(), json.RawMessage(args))
@@ -108,7 +124,7 @@ func TestBadArgumentsNeverCrash(t *testing.T) {
 }
 
 func TestRead(t *testing.T) {
-	ws, ts := newTestTools(t, ToolLimits{ReadLines: 3, LineLength: 10})
+	ws, ts := newTestTools(t, Limits{ReadLines: 3, LineLength: 10})
 	read := ts["Read"]
 	writeTestFile(t, ws+"/a.txt", "one\ntwo\r\nthree\nfour\nfive")
 	writeTestFile(t, ws+"/long.txt", strings.Repeat("x", 25)+"\nshort\n")
@@ -137,7 +153,7 @@ func TestRead(t *testing.T) {
 }
 
 func TestReadBounded(t *testing.T) {
-	ws, ts := newTestTools(t, ToolLimits{ReadBytes: 100})
+	ws, ts := newTestTools(t, Limits{ReadBytes: 100})
 	writeTestFile(t, ws+"/big.txt", strings.Repeat("line of text\n", 1000))
 	res := runTool(t, ts["Read"], `{"file_path":"big.txt"}`)
 	if len(res.Content) > 200 || !strings.Contains(res.Content, "[more lines follow: continue with offset 6]") {
@@ -146,7 +162,7 @@ func TestReadBounded(t *testing.T) {
 }
 
 func TestWrite(t *testing.T) {
-	ws, ts := newTestTools(t, ToolLimits{})
+	ws, ts := newTestTools(t, Limits{})
 	wr := ts["Write"]
 	res := runTool(t, wr, `{"file_path":"new/dir/f.txt","content":"hello\n"}`)
 	if res.IsError || res.Content != "Created "+ws+"/new/dir/f.txt (6 bytes)" {
@@ -181,7 +197,7 @@ func TestWrite(t *testing.T) {
 }
 
 func TestWriteAtomicFailure(t *testing.T) {
-	ws, ts := newTestTools(t, ToolLimits{})
+	ws, ts := newTestTools(t, Limits{})
 	writeTestFile(t, ws+"/keep.txt", "original")
 	replaceFile = func(string, []byte, fs.FileMode) error { return errors.New("disk on fire") }
 	defer func() { replaceFile = securefile.ReplaceFile }()
@@ -210,7 +226,7 @@ func TestWriteAtomicFailure(t *testing.T) {
 }
 
 func TestEdit(t *testing.T) {
-	ws, ts := newTestTools(t, ToolLimits{})
+	ws, ts := newTestTools(t, Limits{})
 	ed := ts["Edit"]
 	src := "package a\n\nfunc f() {\n\treturn 1\n}\n\nfunc g() {\n\treturn 1\n}\n"
 	writeTestFile(t, ws+"/a.go", src)
@@ -344,7 +360,7 @@ func searchTree(t *testing.T, ws, outside string) {
 }
 
 func TestGlob(t *testing.T) {
-	ws, ts := newTestTools(t, ToolLimits{})
+	ws, ts := newTestTools(t, Limits{})
 	outside := realTempDir(t)
 	searchTree(t, ws, outside)
 	glob := ts["Glob"]
@@ -398,7 +414,7 @@ func TestGlob(t *testing.T) {
 }
 
 func TestGlobLimits(t *testing.T) {
-	ws, ts := newTestTools(t, ToolLimits{Output: 200, WalkEntries: 50})
+	ws, ts := newTestTools(t, Limits{Output: 200, WalkEntries: 50})
 	for i := range 40 {
 		writeTestFile(t, fmt.Sprintf("%s/d/f%02d.txt", ws, i), "")
 	}
@@ -416,7 +432,7 @@ func TestGlobLimits(t *testing.T) {
 }
 
 func TestGrep(t *testing.T) {
-	ws, ts := newTestTools(t, ToolLimits{})
+	ws, ts := newTestTools(t, Limits{})
 	searchTree(t, ws, realTempDir(t))
 	grep := ts["Grep"]
 	for _, tc := range []struct {
@@ -456,7 +472,7 @@ func TestGrep(t *testing.T) {
 }
 
 func TestGrepSkipsLargeFiles(t *testing.T) {
-	ws, ts := newTestTools(t, ToolLimits{FileBytes: 10})
+	ws, ts := newTestTools(t, Limits{FileBytes: 10})
 	writeTestFile(t, ws+"/big.txt", "TODO and more than ten bytes\n")
 	res := runTool(t, ts["Grep"], `{"pattern":"TODO"}`)
 	if res.Content != "No matches found\n[1 files larger than 10 bytes were not searched]\n" {
@@ -465,7 +481,7 @@ func TestGrepSkipsLargeFiles(t *testing.T) {
 }
 
 func TestSearchHonoursCancel(t *testing.T) {
-	ws, ts := newTestTools(t, ToolLimits{})
+	ws, ts := newTestTools(t, Limits{})
 	for i := range 600 {
 		writeTestFile(t, fmt.Sprintf("%s/d%d/f.txt", ws, i), "x\n")
 	}

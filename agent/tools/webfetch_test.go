@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"context"
@@ -14,13 +14,13 @@ import (
 	"agent/internal/netguard"
 )
 
-func newTestFetch(t *testing.T, allowLoopback bool, lim ToolLimits) Tool {
+func newTestFetch(t *testing.T, allowLoopback bool, lim Limits) Tool {
 	t.Helper()
 	var p netguard.Policy
 	if allowLoopback {
 		p.Allowed = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	}
-	return BuiltinTools(BuiltinOptions{Workspace: realTempDir(t), Network: p, Limits: lim})[6]
+	return Builtin(Options{Workspace: realTempDir(t), Network: p, Limits: lim})[6]
 }
 
 func fetchServer(t *testing.T) *httptest.Server {
@@ -65,7 +65,7 @@ text with a <a href="/next?x=1">link</a>.</p><!-- hidden -->
 
 func TestWebFetchRefusesLoopbackByDefault(t *testing.T) {
 	srv := fetchServer(t)
-	fetch := newTestFetch(t, false, ToolLimits{})
+	fetch := newTestFetch(t, false, Limits{})
 	res := runTool(t, fetch, `{"url":"`+srv.URL+`/page"}`)
 	if !res.IsError || !strings.Contains(res.Content, "refused: 127.0.0.1 resolves to a loopback address") {
 		t.Errorf("%+v", res)
@@ -88,7 +88,7 @@ func TestWebFetchRefusesLoopbackByDefault(t *testing.T) {
 
 func TestWebFetch(t *testing.T) {
 	srv := fetchServer(t)
-	fetch := newTestFetch(t, true, ToolLimits{Output: 1000})
+	fetch := newTestFetch(t, true, Limits{Output: 1000})
 	res := runTool(t, fetch, `{"url":"`+srv.URL+`/page#frag"}`)
 	want := "URL: " + srv.URL + "/page\nStatus: 200 OK\nContent-Type: text/html\n\n" +
 		"# Title & more\n\nSome bold text with a [link](" + srv.URL + "/next?x=1).\n\n- one\n- two\n\n  keep\n   this"
@@ -119,7 +119,7 @@ func TestWebFetch(t *testing.T) {
 
 func TestWebFetchDoesNotFollowRedirects(t *testing.T) {
 	srv := fetchServer(t)
-	fetch := newTestFetch(t, true, ToolLimits{})
+	fetch := newTestFetch(t, true, Limits{})
 	res := runTool(t, fetch, `{"url":"`+srv.URL+`/moved"}`)
 	want := srv.URL + "/moved answered 302 Found and redirects to " + srv.URL + "/page. Redirects are not followed; fetch that URL if it is the one you want."
 	if res.Content != want {
@@ -133,7 +133,7 @@ func TestWebFetchDoesNotFollowRedirects(t *testing.T) {
 
 func TestWebFetchBodyLimit(t *testing.T) {
 	srv := fetchServer(t)
-	fetch := newTestFetch(t, true, ToolLimits{FetchBytes: 100})
+	fetch := newTestFetch(t, true, Limits{FetchBytes: 100})
 	res := runTool(t, fetch, `{"url":"`+srv.URL+`/text"}`)
 	if !strings.HasSuffix(res.Content, strings.Repeat("x", 100)+"\n[the response was longer than 100 bytes; the rest was not read]") {
 		t.Errorf("%q", res.Content)
@@ -142,12 +142,12 @@ func TestWebFetchBodyLimit(t *testing.T) {
 
 func TestWebFetchTimeoutAndCancel(t *testing.T) {
 	srv := fetchServer(t)
-	fetch := newTestFetch(t, true, ToolLimits{FetchTimeout: 200 * time.Millisecond})
+	fetch := newTestFetch(t, true, Limits{FetchTimeout: 200 * time.Millisecond})
 	start := time.Now()
 	if res := runTool(t, fetch, `{"url":"`+srv.URL+`/slow"}`); !res.IsError {
 		t.Errorf("%+v", res)
 	}
-	fetch = newTestFetch(t, true, ToolLimits{})
+	fetch = newTestFetch(t, true, Limits{})
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	if res := fetch.Run(ctx, json.RawMessage(`{"url":"`+srv.URL+`/slow"}`)); res.Content != "interrupted" {
@@ -159,7 +159,7 @@ func TestWebFetchTimeoutAndCancel(t *testing.T) {
 }
 
 func TestWebFetchTarget(t *testing.T) {
-	fetch := newTestFetch(t, false, ToolLimits{})
+	fetch := newTestFetch(t, false, Limits{})
 	for args, want := range map[string]string{
 		`{"url":"https://Docs.Example.COM./a?b#c"}`: "docs.example.com",
 		`{"url":"http://[::1]:8080/"}`:              "::1",

@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"bufio"
@@ -40,7 +40,7 @@ const newFileMode = 0o644
 
 type readTool struct {
 	ps  toolPaths
-	lim ToolLimits
+	lim Limits
 }
 
 type readArgs struct {
@@ -49,8 +49,8 @@ type readArgs struct {
 	Limit    int    `json:"limit"`
 }
 
-func (t *readTool) Spec() ToolSpec {
-	return ToolSpec{
+func (t *readTool) Spec() Spec {
+	return Spec{
 		Name: "Read",
 		Description: "Read a text file. Lines come numbered (number, tab, text). Reads up to " +
 			fmt.Sprint(t.lim.ReadLines) + " lines from the start unless offset and limit say otherwise; long lines are cut.",
@@ -178,7 +178,7 @@ func openRegular(p string) (*os.File, error) {
 
 // displayName is how diffs name a file: relative inside the workspace.
 func (ps toolPaths) displayName(real string) string {
-	if withinDir(real, ps.ws) && real != ps.ws {
+	if WithinDir(real, ps.ws) && real != ps.ws {
 		if rel, err := filepath.Rel(ps.ws, real); err == nil {
 			return rel
 		}
@@ -188,7 +188,7 @@ func (ps toolPaths) displayName(real string) string {
 
 type writeTool struct {
 	ps  toolPaths
-	lim ToolLimits
+	lim Limits
 }
 
 type writeArgs struct {
@@ -196,8 +196,8 @@ type writeArgs struct {
 	Content  *string `json:"content"`
 }
 
-func (t *writeTool) Spec() ToolSpec {
-	return ToolSpec{
+func (t *writeTool) Spec() Spec {
+	return Spec{
 		Name: "Write",
 		Description: "Write a file with the given content, replacing it if it exists and creating missing folders. " +
 			"The write is atomic. Prefer Edit for changes to an existing file.",
@@ -267,7 +267,7 @@ func (t *writeTool) Run(ctx context.Context, args json.RawMessage) Result {
 
 type editTool struct {
 	ps  toolPaths
-	lim ToolLimits
+	lim Limits
 }
 
 type editArgs struct {
@@ -277,8 +277,8 @@ type editArgs struct {
 	ReplaceAll bool    `json:"replace_all"`
 }
 
-func (t *editTool) Spec() ToolSpec {
-	return ToolSpec{
+func (t *editTool) Spec() Spec {
+	return Spec{
 		Name: "Edit",
 		Description: "Replace exact text in an existing file. old_string must match the file exactly, including " +
 			"white space, and occur exactly once unless replace_all is set; include enough surrounding lines to make it unique.",

@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"context"
@@ -27,8 +27,8 @@ func (r Risk) String() string {
 	return "execute"
 }
 
-// ToolSpec describes a tool to the model and to the permission check.
-type ToolSpec struct {
+// Spec describes a tool to the model and to the permission check.
+type Spec struct {
 	Name        string
 	Description string
 	Schema      json.RawMessage // JSON Schema of the argument object
@@ -70,7 +70,7 @@ type Result struct {
 // Tool is one tool offered to the model. Implementations are safe for
 // concurrent use.
 type Tool interface {
-	Spec() ToolSpec
+	Spec() Spec
 	// Target says what permission rules match for these arguments, which
 	// have passed the schema. An error means the arguments name something
 	// unusable (a malformed URL); the runtime returns it to the model.

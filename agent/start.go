@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"agent/agent/tools"
 	"agent/config"
 	"agent/internal/netguard"
 	"agent/internal/quote"
@@ -29,10 +30,11 @@ func (e *UntrustedError) Error() string {
 	return fmt.Sprintf("the workspace %s is not trusted: run 'agent trust --yes' there first", e.Workspace)
 }
 
-// CLIOptions are what a command-line start knows. The zero value starts a
-// session in the working directory with $HOME's settings, the provider of
-// defaultModel, and nobody to answer permission prompts.
-type CLIOptions struct {
+// StartOptions are what a front end decides when it starts a workspace
+// session. The zero value starts a session in the working directory with
+// $HOME's settings, the provider of defaultModel, and nobody to answer
+// permission prompts.
+type StartOptions struct {
 	Workspace string                      // "": the working directory
 	Home      string                      // "": $HOME
 	LookupEnv func(string) (string, bool) // nil: os.LookupEnv
@@ -53,10 +55,6 @@ type CLIOptions struct {
 	// Resume continues the stored session with this id: its conversation
 	// is sent again and new turns append to its transcript.
 	Resume string
-	// NoTranscript runs without recording (tests, one-shot embedders).
-	NoTranscript bool
-	// HTTPClient carries provider requests; nil: the default client.
-	HTTPClient *http.Client
 	// Notice receives the startup diagnostics and later MCP notices, one
 	// line each, unsanitised (the front end sanitises for its output). It
 	// may be called from several goroutines. nil drops them.
@@ -69,28 +67,45 @@ type CLIOptions struct {
 	// MCPStdioAuthorities let named stdio servers start (rule 3); the
 	// executable passes none.
 	MCPStdioAuthorities map[string]mcp.StdioAuthority
-	// MCPOAuthTransport attaches a signed-in server's token; nil: OAuth
-	// servers cannot connect.
+	// NoMCPHandoff keeps every MCP call in its turn (print mode,
+	// seed-mcp-events.md §2.4 rule 4).
+	NoMCPHandoff bool
+	// SignInUI carries /mcp login's conversation (the URL, the browser
+	// question, the masked paste); nil: /mcp login is refused.
+	SignInUI oauth.UI
+
+	// Overrides replace parts the runtime otherwise builds itself. Front
+	// ends leave them zero; tests and special deployments set them.
+	Overrides StartOverrides
+}
+
+// StartOverrides are the parts of a start that tests and special
+// deployments (a private certificate authority, a one-shot embedder)
+// replace; each zero value is what the command line uses.
+type StartOverrides struct {
+	// NoTranscript runs without recording (tests, one-shot embedders).
+	NoTranscript bool
+	// HTTPClient carries provider requests; nil: the default client.
+	HTTPClient *http.Client
+	// MCPOAuthTransport attaches a signed-in server's token; nil: the
+	// credentials /mcp login stored, refreshed at the recorded endpoint.
 	MCPOAuthTransport func(d *config.ServerDef, base http.RoundTripper) (http.RoundTripper, error)
 	// MCPHTTPTransport replaces the address-policy transport under MCP
 	// connections (tests with a TLS test server); nil: the policy's.
 	MCPHTTPTransport http.RoundTripper
-	// NoMCPHandoff keeps every MCP call in its turn (print mode,
-	// seed-mcp-events.md §2.4 rule 4).
-	NoMCPHandoff bool
 	// MCPRootCAs replaces the system roots for MCP servers and their
 	// authorization servers (tests with a TLS test server); nil: the
 	// system roots.
 	MCPRootCAs *x509.CertPool
-	// SignInUI carries /mcp login's conversation (the URL, the browser
-	// question, the masked paste); nil: /mcp login is refused.
-	SignInUI oauth.UI
 }
 
-// CLI is a started command-line session: what every front end (print
-// mode, a background session, mcp serve, the terminal UI, an embedder)
-// drives. Close ends the session and everything it started.
-type CLI struct {
+// WorkspaceSession is a Session started in a workspace together with
+// everything the workspace configures around it: its settings (trust
+// gated), the model choice, the permission checker, the MCP servers and
+// their background tasks, and the transcript. Every front end (print mode,
+// a background session, mcp serve, the terminal UI, an embedder) drives
+// one. Close ends the session and everything it started.
+type WorkspaceSession struct {
 	Session     *Session
 	Settings    *config.Settings
 	Workspace   string // the workspace's real path
@@ -98,7 +113,7 @@ type CLI struct {
 	Trusted     bool
 	Model       ModelChoice
 	Permissions *Checker
-	// Resumed is the stored conversation when CLIOptions.Resume was set.
+	// Resumed is the stored conversation when StartOptions.Resume was set.
 	Resumed *Loaded
 	// MCP holds the session's MCP connections and the /mcp commands.
 	MCP *mcp.Manager
@@ -114,12 +129,14 @@ type CLI struct {
 	signInUI   oauth.UI
 }
 
-// StartCLI starts a session the way the command line does: the settings
-// of the workspace with trust gating, the trust check for headless starts,
-// the provider and model of cli.md's resolution, the built-in tools under
-// the permission rules, and the transcript. It is the embedding entry
-// point (seed-mcp-events.md §1.1 rule 3).
-func StartCLI(ctx context.Context, opts CLIOptions) (*CLI, error) {
+// Start starts a workspace session the way the command line does: the
+// settings of the workspace with trust gating, the trust check for
+// headless starts, the provider and model of cli.md's resolution, the
+// built-in tools under the permission rules, the transcript and the MCP
+// servers. It is the one entry point of front ends and embedders: the
+// library start function of seed-mcp-events.md §1.1 rule 3, which takes
+// the approval store and the stdio authorities (docs/design.md).
+func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -174,7 +191,7 @@ func StartCLI(ctx context.Context, opts CLIOptions) (*CLI, error) {
 	if err != nil {
 		return nil, err
 	}
-	prov, err := NewProvider(choice, ProviderEnv{Lookup: lookup, HTTPClient: opts.HTTPClient})
+	prov, err := NewProvider(choice, ProviderEnv{Lookup: lookup, HTTPClient: opts.Overrides.HTTPClient})
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +201,7 @@ func StartCLI(ctx context.Context, opts CLIOptions) (*CLI, error) {
 	}
 	checker := NewChecker(CheckerOptions{Mode: mode, Allow: s.Permissions.Allow, Deny: s.Permissions.Deny, Workspace: ws, Home: home})
 
-	c := &CLI{Settings: s, Workspace: ws, Home: home, Trusted: trusted, Model: choice, Permissions: checker}
+	c := &WorkspaceSession{Settings: s, Workspace: ws, Home: home, Trusted: trusted, Model: choice, Permissions: checker}
 	id := NewID()
 	var turns int
 	if opts.Resume != "" {
@@ -197,7 +214,7 @@ func StartCLI(ctx context.Context, opts CLIOptions) (*CLI, error) {
 		}
 		c.Resumed, id, turns = l, l.Header.ID, l.Turns
 	}
-	if !opts.NoTranscript {
+	if !opts.Overrides.NoTranscript {
 		if c.Resumed != nil {
 			c.transcript, err = OpenTranscript(home, id)
 		} else {
@@ -209,7 +226,7 @@ func StartCLI(ctx context.Context, opts CLIOptions) (*CLI, error) {
 	}
 	so := SessionOptions{
 		ID: id, Provider: prov, ProviderID: choice.ProviderID, Model: choice.Model, SystemPrompt: system,
-		Tools:       BuiltinTools(BuiltinOptions{Workspace: ws, Home: home, Network: netguard.Policy{Allowed: s.AllowedNetworks}}),
+		Tools:       tools.Builtin(tools.Options{Workspace: ws, Home: home, Network: netguard.Policy{Allowed: s.AllowedNetworks}}),
 		Permissions: checker, Prompter: opts.Prompter,
 		Workspace: ws, Transcript: c.transcript, TurnsBefore: turns,
 	}
@@ -227,7 +244,7 @@ func StartCLI(ctx context.Context, opts CLIOptions) (*CLI, error) {
 
 // startMCP builds the session's MCP manager and connects the approved
 // servers that may connect at startup (seed-mcp-events.md §1.1).
-func (c *CLI) startMCP(ctx context.Context, opts CLIOptions) {
+func (c *WorkspaceSession) startMCP(ctx context.Context, opts StartOptions) {
 	s := c.Settings
 	life, stop := context.WithCancel(context.Background())
 	c.stopLife = stop
@@ -246,15 +263,16 @@ func (c *CLI) startMCP(ctx context.Context, opts CLIOptions) {
 	c.mcpTools = mt
 	policy := netguard.Policy{Allowed: s.AllowedNetworks}
 	c.credStore = oauth.NewStore(config.UserDir(c.Home))
-	c.oauthNet = oauth.NetOptions{Policy: policy, RootCAs: opts.MCPRootCAs}
+	ov := opts.Overrides
+	c.oauthNet = oauth.NetOptions{Policy: policy, RootCAs: ov.MCPRootCAs}
 	c.signInUI = opts.SignInUI
-	base := opts.MCPHTTPTransport
-	if base == nil && opts.MCPRootCAs != nil {
+	base := ov.MCPHTTPTransport
+	if base == nil && ov.MCPRootCAs != nil {
 		t := policy.Transport(netguard.ClientOptions{})
-		t.TLSClientConfig = &tls.Config{RootCAs: opts.MCPRootCAs, MinVersion: tls.VersionTLS12}
+		t.TLSClientConfig = &tls.Config{RootCAs: ov.MCPRootCAs, MinVersion: tls.VersionTLS12}
 		base = t
 	}
-	oauthT := opts.MCPOAuthTransport
+	oauthT := ov.MCPOAuthTransport
 	if oauthT == nil {
 		oauthT = c.oauthTransport
 	}
@@ -272,14 +290,14 @@ func (c *CLI) startMCP(ctx context.Context, opts CLIOptions) {
 	})
 	mt.m = c.MCP
 	if len(s.Servers) > 0 {
-		c.Session.SetTools("mcp-status", []Tool{mcpStatusTool{c.MCP}})
+		c.Session.SetTools("mcp-status", []tools.Tool{mcpStatusTool{c.MCP}})
 	}
 	c.MCP.ConnectApproved(ctx)
 }
 
 // oauthTransport attaches the stored token of a signed-in server (and
 // refreshes it at the recorded endpoint, decisions.md §2).
-func (c *CLI) oauthTransport(d *config.ServerDef, base http.RoundTripper) (http.RoundTripper, error) {
+func (c *WorkspaceSession) oauthTransport(d *config.ServerDef, base http.RoundTripper) (http.RoundTripper, error) {
 	id := oauth.IdentityOf(d)
 	st, err := c.credStore.State(id, time.Now())
 	if err != nil {
@@ -295,7 +313,7 @@ func (c *CLI) oauthTransport(d *config.ServerDef, base http.RoundTripper) (http.
 // Close ends the session, its background tasks and its MCP servers (a
 // stdio server: stdin closed, then SIGTERM, then SIGKILL), and closes the
 // transcript; idempotent.
-func (c *CLI) Close() error {
+func (c *WorkspaceSession) Close() error {
 	if c.Session != nil {
 		c.Session.Close()
 	}

@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"agent/internal/pathglob"
 	"agent/internal/securefile"
 )
 
@@ -105,7 +106,7 @@ func globMeta(seg string) bool { return strings.ContainsAny(seg, "*?[{\\") }
 // says how deep a match can lie (-1: any depth, because of **).
 func compileGlob(rel string) (pats [][]string, depth int) {
 	for _, p := range expandBraces(rel) {
-		segs := splitSegments(filepath.Clean("/" + p))
+		segs := pathglob.Split(filepath.Clean("/" + p))
 		pats = append(pats, segs)
 		d := len(segs)
 		for _, s := range segs {
@@ -122,7 +123,7 @@ func compileGlob(rel string) (pats [][]string, depth int) {
 
 func matchAny(pats [][]string, rel string) bool {
 	for _, p := range pats {
-		if matchPath(p, "/"+rel) {
+		if pathglob.Match(p, "/"+rel) {
 			return true
 		}
 	}
@@ -183,7 +184,7 @@ func walkTree(ctx context.Context, root string, limit, maxDepth int, fn func(rel
 
 type globTool struct {
 	ps  toolPaths
-	lim ToolLimits
+	lim Limits
 }
 
 type globArgs struct {
@@ -191,8 +192,8 @@ type globArgs struct {
 	Path    string `json:"path"`
 }
 
-func (t *globTool) Spec() ToolSpec {
-	return ToolSpec{
+func (t *globTool) Spec() Spec {
+	return Spec{
 		Name: "Glob",
 		Description: "Find files by name pattern (e.g. **/*.go). Returns absolute paths sorted by name; " +
 			".git folders are skipped and symbolic links to folders are not followed.",
@@ -222,7 +223,7 @@ func (t *globTool) split(a globArgs) (root Target, rest string, err error) {
 	if !filepath.IsAbs(full) {
 		full = dir + "/" + full
 	}
-	segs := splitSegments(filepath.Clean(full))
+	segs := pathglob.Split(filepath.Clean(full))
 	k := 0
 	for k < len(segs) && !globMeta(segs[k]) {
 		k++
@@ -291,7 +292,7 @@ func (t *globTool) Run(ctx context.Context, args json.RawMessage) Result {
 
 type grepTool struct {
 	ps  toolPaths
-	lim ToolLimits
+	lim Limits
 }
 
 type grepArgs struct {
@@ -307,8 +308,8 @@ type grepArgs struct {
 	HeadLimit  int    `json:"head_limit"`
 }
 
-func (t *grepTool) Spec() ToolSpec {
-	return ToolSpec{
+func (t *grepTool) Spec() Spec {
+	return Spec{
 		Name: "Grep",
 		Description: "Search file contents with a regular expression (RE2 syntax), line by line. Binary files, " +
 			".git folders and symbolic links are skipped; results are in path order.",
@@ -456,7 +457,7 @@ func (t *grepTool) Run(ctx context.Context, args json.RawMessage) Result {
 
 func matchAnySegment(pats [][]string, name string) bool {
 	for _, p := range pats {
-		if len(p) == 1 && matchSegment(p[0], name) {
+		if len(p) == 1 && pathglob.MatchSegment(p[0], name) {
 			return true
 		}
 	}

@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"context"
@@ -25,7 +25,7 @@ const webFetchSchema = `{"type":"object","properties":{` +
 type webFetchTool struct {
 	policy netguard.Policy
 	client *http.Client
-	lim    ToolLimits
+	lim    Limits
 }
 
 type webFetchArgs struct {
@@ -33,7 +33,7 @@ type webFetchArgs struct {
 	Raw bool   `json:"raw"`
 }
 
-func newWebFetch(p netguard.Policy, lim ToolLimits) *webFetchTool {
+func newWebFetch(p netguard.Policy, lim Limits) *webFetchTool {
 	// The address policy of MCP URLs (decisions.md §2, §6): every
 	// connection is checked at dial time, no proxy. Redirects are not
 	// followed: the response is returned and its target reported, so the
@@ -50,8 +50,8 @@ func newWebFetch(p netguard.Policy, lim ToolLimits) *webFetchTool {
 	}
 }
 
-func (t *webFetchTool) Spec() ToolSpec {
-	return ToolSpec{
+func (t *webFetchTool) Spec() Spec {
+	return Spec{
 		Name: "WebFetch",
 		Description: "Fetch a web page or document over http or https and return its text (HTML converted to text " +
 			"with links kept). Redirects are not followed: their target is reported. Private and local addresses are refused.",

@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"bytes"
@@ -13,10 +13,10 @@ import (
 	"agent/internal/netguard"
 )
 
-// BuiltinOptions configure the built-in tools (decisions.md §6). Only
+// Options configure the built-in tools (decisions.md §6). Only
 // Workspace matters in most cases; every other zero value is the
 // documented default.
-type BuiltinOptions struct {
+type Options struct {
 	// Workspace is the workspace's real path: relative file paths start
 	// here, Bash runs here, and containment is judged against it. ""
 	// means the current directory (resolved when the tools are built).
@@ -33,12 +33,12 @@ type BuiltinOptions struct {
 	Shell string
 	// Env is the environment of Bash commands; nil means the process's.
 	Env    []string
-	Limits ToolLimits
+	Limits Limits
 }
 
-// ToolLimits bound what the tools read, run and return. Zero values mean
+// Limits bound what the tools read, run and return. Zero values mean
 // the defaults given.
-type ToolLimits struct {
+type Limits struct {
 	Output         int           // bytes of Bash, Glob, Grep and WebFetch output for the model; 30000
 	ReadLines      int           // lines Read returns when the call gives no limit; 2000
 	LineLength     int           // bytes of one line of Read or Grep output before it is cut; 2000
@@ -51,7 +51,7 @@ type ToolLimits struct {
 	FetchBytes     int64         // largest response body WebFetch reads; 5 MiB
 }
 
-func (l ToolLimits) withDefaults() ToolLimits {
+func (l Limits) withDefaults() Limits {
 	def := func(v *int, d int) {
 		if *v <= 0 {
 			*v = d
@@ -83,9 +83,9 @@ func (l ToolLimits) withDefaults() ToolLimits {
 	return l
 }
 
-// BuiltinTools returns Read, Write, Edit, Glob, Grep, Bash and WebFetch,
+// Builtin returns Read, Write, Edit, Glob, Grep, Bash and WebFetch,
 // in that order.
-func BuiltinTools(opts BuiltinOptions) []Tool {
+func Builtin(opts Options) []Tool {
 	ws := opts.Workspace
 	if ws == "" {
 		if wd, err := os.Getwd(); err == nil {
