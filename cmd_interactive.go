@@ -136,8 +136,7 @@ func commandRunner(home string, live func() (*agent.WorkspaceSession, *eventEndp
 // plainSession is the fallback when stdout is not a terminal or
 // TERM=dumb: the prompt from the argument, then stdin lines.
 func plainSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, prompt string, grants []events.Grant) error {
-	opts := e.startOptions(sf, f)
-	opts.Headless = false // untrusted: user settings only (decisions.md §6)
+	opts := e.startOptions(sf, f, interactiveFront)
 	c, err := agent.Start(ctx, opts)
 	if err != nil {
 		return err
@@ -217,8 +216,7 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	}
 	var app *tui.App
 	hooks := uiHooks(e, ws, live, func() agent.StartOptions {
-		o := e.startOptions(sf, f)
-		o.Headless = false
+		o := e.startOptions(sf, f, interactiveFront)
 		o.Prompter, o.Notice, o.SignInUI = app, app.Notice, signInUI{app}
 		return o
 	}, sf, grants)
@@ -261,8 +259,7 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 		}
 	}
 
-	opts := e.startOptions(sf, f)
-	opts.Headless = false
+	opts := e.startOptions(sf, f, interactiveFront)
 	opts.Prompter = app
 	opts.Notice = app.Notice
 	opts.SignInUI = signInUI{app}

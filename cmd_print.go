@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -14,81 +13,11 @@ import (
 	"unicode/utf8"
 
 	"agent/agent"
-	"agent/config"
 	"agent/internal/quote"
 	"agent/providers"
 	"agent/tui/screen"
 	"agent/tui/term"
 )
-
-// sessionFlags are the session flags of cli.md.
-type sessionFlags struct {
-	provider, model, baseURL, mode, systemPrompt, outputFormat, resume string
-	print                                                              bool
-	eventGrants, eventProxies                                          []string
-	eventPort                                                          string
-}
-
-func (sf *sessionFlags) register(f *flagSet) {
-	f.stringVar(&sf.provider, "provider", "ID", "messages, responses, genai, reasoning, regional or local")
-	f.stringVar(&sf.model, "model", "SLUG", "model slug, passed to the endpoint verbatim")
-	f.stringVar(&sf.baseURL, "base-url", "URL", "endpoint of the provider's API surface")
-	f.stringVar(&sf.mode, "permission-mode", "MODE", "default, plan, acceptEdits or bypassPermissions")
-	f.stringVar(&sf.systemPrompt, "system-prompt", "TEXT", "replaces the default system message")
-	f.stringVar(&sf.resume, "resume", "ID", "continue the stored session ID (its conversation and transcript)")
-}
-
-// rootFlags parses "agent [flags] [PROMPT]".
-func rootFlags(args []string) (*sessionFlags, *flagSet, []string, error) {
-	sf := &sessionFlags{}
-	f := newFlagSet("")
-	f.boolVar(&sf.print, "print", "p", "print mode: run one turn, print the answer, exit")
-	sf.register(f)
-	f.stringVar(&sf.outputFormat, "output-format", "F", "print mode: text (default), json or stream-json")
-	f.stringsVar(&sf.eventGrants, "external-event-grant", "FILE", "interactive only: admit events for this grant (repeatable)")
-	f.stringVar(&sf.eventPort, "external-event-port", "PORT", "interactive only: the loopback port of the event endpoint")
-	f.stringsVar(&sf.eventProxies, "external-event-trusted-proxy", "IP", "interactive only: believe X-Forwarded-For from this proxy (repeatable)")
-	ops, err := f.parse(args)
-	return sf, f, ops, err
-}
-
-// startOptions are the options of a headless start from the session flags
-// (decisions.md §6: such starts refuse an untrusted workspace).
-func (e *env) startOptions(sf *sessionFlags, f *flagSet) agent.StartOptions {
-	o := agent.StartOptions{
-		Workspace: e.cwd, Home: e.home, LookupEnv: os.LookupEnv,
-		Provider: sf.provider, Model: sf.model, BaseURL: sf.baseURL, PermissionMode: sf.mode,
-		Headless: true, Resume: sf.resume,
-		Notice: func(line string) { fmt.Fprintln(e.err, "agent: "+sanitizeLine(line)) },
-	}
-	if f.isSet("system-prompt") {
-		o.SystemPrompt = &sf.systemPrompt
-	}
-	return o
-}
-
-// checkModelFlags refuses as usage errors (exit 2, cli.md) the session
-// flag values that cannot mean anything: a provider outside cli.md's six,
-// a permission mode outside the four, a base URL that the settings would
-// refuse too (config.ValidBaseURL). Caught here, before the trust check or any settings
-// are read, they are named as the flag the user typed.
-func checkModelFlags(cmd, provider, baseURL, mode string) error {
-	if provider != "" && !config.ValidProvider(provider) {
-		return usagef(cmd, "--provider must be messages, responses, genai, reasoning, regional or local, not %q", quote.V(provider))
-	}
-	if baseURL != "" && !config.ValidBaseURL(baseURL) {
-		if u, err := url.Parse(baseURL); err == nil && u.User != nil {
-			// Never echo credentials (seed-mcp-events.md §5.4).
-			return usagef(cmd, "--base-url must not carry user credentials: put the key in the provider's environment variable")
-		}
-		// Echoed masked: a key may sit in its query or path (decisions.md §2).
-		return usagef(cmd, "--base-url must be an absolute http or https URL with a host, not %q", quote.V(providers.RedactURL(baseURL)))
-	}
-	if mode != "" && !config.ValidMode(mode) {
-		return usagef(cmd, "--permission-mode must be default, plan, acceptEdits or bypassPermissions, not %q", quote.V(mode))
-	}
-	return nil
-}
 
 // printMode runs `agent -p`: one turn, the answer on stdout (cli.md).
 func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []string) error {
@@ -120,8 +49,7 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 		return usagef("", "print mode needs a prompt (an argument, or on stdin)")
 	}
 
-	opts := e.startOptions(sf, f)
-	opts.NoMCPHandoff = true // print mode never hands off (seed-mcp-events.md §2.4 rule 4)
+	opts := e.startOptions(sf, f, printFront)
 	c, err := agent.Start(ctx, opts)
 	if err != nil {
 		return err

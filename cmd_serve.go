@@ -31,10 +31,10 @@ import (
 
 // serveFlags are the serve flags of seed §4.3.
 type serveFlags struct {
-	tokenFile, port, host                 string
-	publicURL, issuer, scopes, subjects   string
-	proxies                               []string
-	provider, model, baseURL, mode, sysPr string
+	tokenFile, port, host               string
+	publicURL, issuer, scopes, subjects string
+	proxies                             []string
+	session                             sessionFlags // the model flags
 }
 
 func mcpServeCommand() *command {
@@ -60,11 +60,7 @@ rule that would allow it. The workspace must be trusted (agent trust --yes).`,
 			f.stringVar(&sf.scopes, "oauth-scopes", "A,B", "remote: scopes every token must carry")
 			f.stringVar(&sf.subjects, "oauth-allowed-subjects", "A,B", "remote: token subjects admitted to the one shared session")
 			f.stringsVar(&sf.proxies, "trusted-proxy", "IP", "remote: believe X-Forwarded-For from this proxy (repeatable)")
-			f.stringVar(&sf.provider, "provider", "ID", "messages, responses, genai, reasoning, regional or local")
-			f.stringVar(&sf.model, "model", "SLUG", "model slug, passed to the endpoint verbatim")
-			f.stringVar(&sf.baseURL, "base-url", "URL", "endpoint of the provider's API surface")
-			f.stringVar(&sf.mode, "permission-mode", "MODE", "default, plan, acceptEdits or bypassPermissions")
-			f.stringVar(&sf.sysPr, "system-prompt", "TEXT", "replaces the default system message")
+			sf.session.registerModel(f)
 			return func(ctx context.Context, e *env, args []string) error {
 				if err := noOperands("mcp serve", args); err != nil {
 					return err
@@ -112,7 +108,7 @@ func splitList(flag, v string) ([]string, error) {
 // for combinations the modes forbid, each with its remedy.
 func checkServeFlags(sf *serveFlags, f *flagSet) (*servePlan, error) {
 	p := &servePlan{}
-	if err := checkModelFlags("mcp serve", sf.provider, sf.baseURL, sf.mode); err != nil {
+	if err := checkModelFlags("mcp serve", sf.session.provider, sf.session.baseURL, sf.session.mode); err != nil {
 		return nil, err
 	}
 	port := 0
@@ -215,14 +211,7 @@ func serve(ctx context.Context, e *env, sf *serveFlags, f *flagSet) error {
 		}
 	}
 
-	opts := agent.StartOptions{
-		Workspace: e.cwd, Home: e.home, Headless: true,
-		Provider: sf.provider, Model: sf.model, BaseURL: sf.baseURL, PermissionMode: sf.mode,
-		Notice: func(s string) { fmt.Fprintln(e.err, "agent: "+sanitizeLine(s)) },
-	}
-	if f.isSet("system-prompt") {
-		opts.SystemPrompt = &sf.sysPr
-	}
+	opts := e.startOptions(&sf.session, f, serveFront)
 	c, err := agent.Start(ctx, opts)
 	if err != nil {
 		return err

@@ -202,7 +202,7 @@ func backgroundChild(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	if err != nil {
 		return fail(err)
 	}
-	opts := e.startOptions(sf, f)
+	opts := e.startOptions(sf, f, backgroundFront)
 	opts.Notice = func(line string) { report("notice", line) }
 	// Questions go to an attached terminal UI; with nobody attached they
 	// are denied (decisions.md §6).

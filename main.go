@@ -12,14 +12,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -29,30 +27,6 @@ import (
 // version is set at link time (-ldflags "-X main.version=1.2.3"); otherwise
 // the module version from the build info, or "dev".
 var version = ""
-
-// stdio is the process's standard streams, injected for tests.
-type stdio struct {
-	in  io.Reader
-	out io.Writer
-	err io.Writer
-}
-
-// env is what every command receives.
-type env struct {
-	stdio
-	getenv func(string) string
-	home   string // the user's home directory ($HOME)
-	cwd    string // the working directory: the workspace
-}
-
-// exitError ends a command with a code after it has printed its own
-// diagnostics.
-type exitError struct{ code int }
-
-func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
-
-// errInterrupted is the cancellation cause when SIGINT or SIGTERM arrives.
-var errInterrupted = errors.New("interrupted")
 
 // command is one entry of the command table. build registers the command's
 // flags and returns the function that runs it with the operands.
@@ -134,40 +108,6 @@ func runGuarded(ctx context.Context, args []string, s stdio) int {
 		}
 	}()
 	return run(ctx, args, s)
-}
-
-// exitHooks are cleanups that must happen even when a second signal ends
-// the process at once (decisions.md §3: the token file is removed on every
-// exit path).
-var exitHooks struct {
-	sync.Mutex
-	next int
-	m    map[int]func()
-}
-
-// onExit registers a last-resort cleanup and returns its removal.
-func onExit(f func()) (remove func()) {
-	exitHooks.Lock()
-	defer exitHooks.Unlock()
-	if exitHooks.m == nil {
-		exitHooks.m = map[int]func(){}
-	}
-	id := exitHooks.next
-	exitHooks.next++
-	exitHooks.m[id] = f
-	return func() {
-		exitHooks.Lock()
-		delete(exitHooks.m, id)
-		exitHooks.Unlock()
-	}
-}
-
-func runExitHooks() {
-	exitHooks.Lock()
-	defer exitHooks.Unlock()
-	for _, f := range exitHooks.m {
-		f()
-	}
 }
 
 // run executes the command line args and returns the exit code.

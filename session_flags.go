@@ -1,0 +1,112 @@
+package main
+
+// The session flags that the interactive session, print mode, background
+// sessions and mcp serve share (docs/reference/cli.md, "Session flags"),
+// their checks, and the one place where a front end's session options are
+// built from them.
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+
+	"agent/agent"
+	"agent/config"
+	"agent/internal/quote"
+	"agent/providers"
+)
+
+// sessionFlags are the session flags of cli.md.
+type sessionFlags struct {
+	provider, model, baseURL, mode, systemPrompt, outputFormat, resume string
+	print                                                              bool
+	eventGrants, eventProxies                                          []string
+	eventPort                                                          string
+}
+
+// register adds the session flags, --resume included.
+func (sf *sessionFlags) register(f *flagSet) {
+	sf.registerModel(f)
+	f.stringVar(&sf.resume, "resume", "ID", "continue the stored session ID (its conversation and transcript)")
+}
+
+// registerModel adds the flags that choose the model and the permission
+// mode (mcp serve has these, not --resume).
+func (sf *sessionFlags) registerModel(f *flagSet) {
+	f.stringVar(&sf.provider, "provider", "ID", "messages, responses, genai, reasoning, regional or local")
+	f.stringVar(&sf.model, "model", "SLUG", "model slug, passed to the endpoint verbatim")
+	f.stringVar(&sf.baseURL, "base-url", "URL", "endpoint of the provider's API surface")
+	f.stringVar(&sf.mode, "permission-mode", "MODE", "default, plan, acceptEdits or bypassPermissions")
+	f.stringVar(&sf.systemPrompt, "system-prompt", "TEXT", "replaces the default system message")
+}
+
+// rootFlags parses "agent [flags] [PROMPT]".
+func rootFlags(args []string) (*sessionFlags, *flagSet, []string, error) {
+	sf := &sessionFlags{}
+	f := newFlagSet("")
+	f.boolVar(&sf.print, "print", "p", "print mode: run one turn, print the answer, exit")
+	sf.register(f)
+	f.stringVar(&sf.outputFormat, "output-format", "F", "print mode: text (default), json or stream-json")
+	f.stringsVar(&sf.eventGrants, "external-event-grant", "FILE", "interactive only: admit events for this grant (repeatable)")
+	f.stringVar(&sf.eventPort, "external-event-port", "PORT", "interactive only: the loopback port of the event endpoint")
+	f.stringsVar(&sf.eventProxies, "external-event-trusted-proxy", "IP", "interactive only: believe X-Forwarded-For from this proxy (repeatable)")
+	ops, err := f.parse(args)
+	return sf, f, ops, err
+}
+
+// frontEnd is the kind of session a command starts.
+type frontEnd int
+
+const (
+	// printFront: one turn, headless; an MCP call never moves to the
+	// background (seed-mcp-events.md §2.4 rule 4).
+	printFront frontEnd = iota
+	// interactiveFront: the terminal UI or its plain fallback. Not
+	// headless: an untrusted workspace runs with user settings only
+	// (decisions.md §6); the caller adds its prompter and notices.
+	interactiveFront
+	// backgroundFront: a detached session, headless.
+	backgroundFront
+	// serveFront: a session served over MCP, headless.
+	serveFront
+)
+
+// startOptions are the session options of every front end, from the
+// session flags: the one place they are built. Headless starts refuse an
+// untrusted workspace (decisions.md §6).
+func (e *env) startOptions(sf *sessionFlags, f *flagSet, fe frontEnd) agent.StartOptions {
+	o := agent.StartOptions{
+		Workspace: e.cwd, Home: e.home, LookupEnv: os.LookupEnv,
+		Provider: sf.provider, Model: sf.model, BaseURL: sf.baseURL, PermissionMode: sf.mode,
+		Headless: fe != interactiveFront, Resume: sf.resume,
+		NoMCPHandoff: fe == printFront,
+		Notice:       func(line string) { fmt.Fprintln(e.err, "agent: "+sanitizeLine(line)) },
+	}
+	if f.isSet("system-prompt") {
+		o.SystemPrompt = &sf.systemPrompt
+	}
+	return o
+}
+
+// checkModelFlags refuses as usage errors (exit 2, cli.md) the session
+// flag values that cannot mean anything: a provider outside cli.md's six,
+// a permission mode outside the four, a base URL that the settings would
+// refuse too (config.ValidBaseURL). Caught here, before the trust check or any settings
+// are read, they are named as the flag the user typed.
+func checkModelFlags(cmd, provider, baseURL, mode string) error {
+	if provider != "" && !config.ValidProvider(provider) {
+		return usagef(cmd, "--provider must be messages, responses, genai, reasoning, regional or local, not %q", quote.V(provider))
+	}
+	if baseURL != "" && !config.ValidBaseURL(baseURL) {
+		if u, err := url.Parse(baseURL); err == nil && u.User != nil {
+			// Never echo credentials (seed-mcp-events.md §5.4).
+			return usagef(cmd, "--base-url must not carry user credentials: put the key in the provider's environment variable")
+		}
+		// Echoed masked: a key may sit in its query or path (decisions.md §2).
+		return usagef(cmd, "--base-url must be an absolute http or https URL with a host, not %q", quote.V(providers.RedactURL(baseURL)))
+	}
+	if mode != "" && !config.ValidMode(mode) {
+		return usagef(cmd, "--permission-mode must be default, plan, acceptEdits or bypassPermissions, not %q", quote.V(mode))
+	}
+	return nil
+}
