@@ -52,19 +52,20 @@ func looksLikeCommand(args []string) bool {
 	return true
 }
 
-// interactiveRoot runs "agent [flags] [PROMPT]": the interactive session
-// (cli.md).
-func interactiveRoot(ctx context.Context, e *env, args []string) int {
-	root := &command{path: "", synopsis: "[flags] [PROMPT]", summary: "interactive terminal session in the current directory"}
-	sf, f, ops, err := rootFlags(args)
-	if err == nil {
-		if e.home == "" {
-			err = errors.New("HOME is not set: it decides where ~/.agent lives")
-		} else {
-			err = interactive(ctx, e, sf, f, ops)
-		}
+// interactiveCommand is "agent [flags] [PROMPT]": the interactive session
+// (docs/reference/cli.md, "The interactive session"). It has no words of
+// its own: run chooses it when no command matches.
+func interactiveCommand() *command {
+	return &command{
+		path:     "",
+		synopsis: "[flags] [PROMPT]",
+		summary:  "interactive terminal session in the current directory",
+		build: func(f *flagSet) func(context.Context, *env, []string) error {
+			sf := &sessionFlags{}
+			sf.registerRoot(f)
+			return func(ctx context.Context, e *env, ops []string) error { return interactive(ctx, e, sf, f, ops) }
+		},
 	}
-	return exitCode(ctx, e, root, f, err)
 }
 
 func interactive(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []string) error {

@@ -19,6 +19,22 @@ import (
 	"agent/tui/term"
 )
 
+// printCommand is "agent -p [flags] PROMPT": print mode. Like the
+// interactive session it has no words of its own: run chooses it when the
+// command line asks for print mode.
+func printCommand() *command {
+	return &command{
+		path:     "",
+		synopsis: "-p [flags] PROMPT",
+		summary:  "print mode: run one turn, print the answer on stdout, exit",
+		build: func(f *flagSet) func(context.Context, *env, []string) error {
+			sf := &sessionFlags{}
+			sf.registerRoot(f)
+			return func(ctx context.Context, e *env, ops []string) error { return printMode(ctx, e, sf, f, ops) }
+		},
+	}
+}
+
 // printMode runs `agent -p`: one turn, the answer on stdout (cli.md).
 func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []string) error {
 	if len(sf.eventGrants) > 0 || sf.eventPort != "" || len(sf.eventProxies) > 0 {

@@ -110,7 +110,9 @@ func runGuarded(ctx context.Context, args []string, s stdio) int {
 	return run(ctx, args, s)
 }
 
-// run executes the command line args and returns the exit code.
+// run executes the command line args and returns the exit code. Every
+// command, the interactive session and print mode included, goes through
+// the same steps: flags, the HOME check, the command, and exitCode.
 func run(ctx context.Context, args []string, s stdio) int {
 	cwd, err := os.Getwd()
 	if err != nil {
@@ -120,7 +122,13 @@ func run(ctx context.Context, args []string, s stdio) int {
 	e := &env{stdio: s, getenv: os.Getenv, home: os.Getenv("HOME"), cwd: cwd}
 	cmd, rest := findCommand(args)
 	if cmd == nil {
-		return rootCommand(ctx, e, args)
+		if code, done := rootWords(e, args); done {
+			return code
+		}
+		cmd, rest = interactiveCommand(), args
+		if hasPrintFlag(args) {
+			cmd = printCommand()
+		}
 	}
 	f := newFlagSet(cmd.path)
 	runFn := cmd.build(f)
@@ -168,50 +176,41 @@ var groups = map[string]string{
 	"session":     "background sessions",
 }
 
-// rootCommand handles "agent" with no known command: --help, --version,
-// a group without its subcommand, print mode, the interactive session, or
-// an unknown command.
-func rootCommand(ctx context.Context, e *env, args []string) int {
+// rootWords answers the command lines that are neither a command nor a
+// session: --help, --version, a group without its subcommand, and a lone
+// word that looks like a mistyped command. done is false for a session.
+func rootWords(e *env, args []string) (code int, done bool) {
 	if len(args) == 0 {
-		return interactiveRoot(ctx, e, args)
+		return 0, false
 	}
 	switch args[0] {
 	case "-h", "--help":
 		fmt.Fprint(e.out, overview())
-		return 0
+		return 0, true
 	case "--version", "-v":
 		fmt.Fprintln(e.out, versionLine())
-		return 0
+		return 0, true
 	}
 	if hasPrintFlag(args) {
-		root := &command{path: "", synopsis: "-p [flags] PROMPT", summary: "print mode: run one turn, print the answer on stdout, exit"}
-		sf, f, ops, err := rootFlags(args)
-		if err == nil {
-			if e.home == "" {
-				err = errors.New("HOME is not set: it decides where ~/.agent lives")
-			} else {
-				err = printMode(ctx, e, sf, f, ops)
-			}
-		}
-		return exitCode(ctx, e, root, f, err)
+		return 0, false
 	}
 	if summary, ok := groups[args[0]]; ok {
 		if len(args) > 1 && (args[1] == "--help" || args[1] == "-h") {
 			fmt.Fprint(e.out, groupHelp(args[0], summary))
-			return 0
+			return 0, true
 		}
 		if len(args) == 1 {
 			fmt.Fprintf(e.err, "agent: %s needs a subcommand (see 'agent %s --help')\n", args[0], args[0])
 		} else {
 			fmt.Fprintf(e.err, "agent: unknown command %q (see 'agent %s --help')\n", quote.V(args[0]+" "+args[1]), args[0])
 		}
-		return 2
+		return 2, true
 	}
 	if looksLikeCommand(args) {
 		fmt.Fprintf(e.err, "agent: unknown command %q (see 'agent --help'; 'agent -- %s' sends it as a prompt)\n", quote.V(args[0]), quote.Cut(args[0]))
-		return 2
+		return 2, true
 	}
-	return interactiveRoot(ctx, e, args)
+	return 0, false
 }
 
 // exitCode is the one place where errors become exit codes (cli.md).
@@ -272,7 +271,8 @@ func overview() string {
 		"  agent [flags] [PROMPT]        the interactive session in this directory\n" +
 		"  agent -p [flags] [PROMPT|-]   print mode: one turn, the answer on stdout (\"-\" or no PROMPT: stdin)\n" +
 		"  agent COMMAND [flags]\n\n")
-	_, f, _, _ := rootFlags(nil)
+	f := newFlagSet("")
+	(&sessionFlags{}).registerRoot(f)
 	b.WriteString("Session flags (interactive and print mode):\n")
 	b.WriteString(strings.TrimPrefix(f.usage(), "\nFlags:\n"))
 	b.WriteString("\nCommands:\n")

@@ -40,18 +40,14 @@ func (sf *sessionFlags) registerModel(f *flagSet) {
 	f.stringVar(&sf.systemPrompt, "system-prompt", "TEXT", "replaces the default system message")
 }
 
-// rootFlags parses "agent [flags] [PROMPT]".
-func rootFlags(args []string) (*sessionFlags, *flagSet, []string, error) {
-	sf := &sessionFlags{}
-	f := newFlagSet("")
+// registerRoot adds the flags of "agent [flags] [PROMPT]" and "agent -p".
+func (sf *sessionFlags) registerRoot(f *flagSet) {
 	f.boolVar(&sf.print, "print", "p", "print mode: run one turn, print the answer, exit")
 	sf.register(f)
 	f.stringVar(&sf.outputFormat, "output-format", "F", "print mode: text (default), json or stream-json")
 	f.stringsVar(&sf.eventGrants, "external-event-grant", "FILE", "interactive only: admit events for this grant (repeatable)")
 	f.stringVar(&sf.eventPort, "external-event-port", "PORT", "interactive only: the loopback port of the event endpoint")
 	f.stringsVar(&sf.eventProxies, "external-event-trusted-proxy", "IP", "interactive only: believe X-Forwarded-For from this proxy (repeatable)")
-	ops, err := f.parse(args)
-	return sf, f, ops, err
 }
 
 // frontEnd is the kind of session a command starts.
