@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"agent/agent"
@@ -182,110 +180,46 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 			panic(p)
 		}
 	}()
-	// SIGHUP (the terminal went away) ends the session like SIGTERM.
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
-		select {
-		case <-hup:
-			cancel(errInterrupted)
-		case <-ctx.Done():
-		}
-	}()
-
 	if err := tty.Raw(); err != nil {
 		return err
 	}
 	if err := tty.Enter(); err != nil {
 		return err
 	}
+	ws, err := e.workspace()
+	if err != nil {
+		return err
+	}
+	u := &interactiveUI{e: e, sf: sf, f: f, ws: ws, grants: grants}
+	u.transports = &sessionTransports{live: &u.live, runDir: agent.RunDir(e.home, os.LookupEnv)}
+	defer u.live.close()
+	defer u.transports.Close()
 	watcher, first := keymap.Watch(ctx, keymap.Path(e.home), keymap.Options{})
 	defer watcher.Close()
-	live := &liveSession{}
-	defer live.close()
 	notices := first.Notices
 	ui, uerr := tui.LoadUISettings(e.home)
 	if uerr != nil {
 		notices = append(notices, uerr.Error())
 	}
-	ws, err := e.workspace()
-	if err != nil {
-		return err
-	}
-	var app *tui.App
-	hooks := uiHooks(e, ws, live, func() agent.StartOptions {
-		o := e.startOptions(sf, f, interactiveFront)
-		o.Prompter, o.Notice, o.SignInUI = app, app.Notice, signInUI{app}
-		return o
-	}, sf, grants)
-	transports := &sessionTransports{live: live, runDir: agent.RunDir(e.home, os.LookupEnv)}
-	defer transports.Close()
-	hooks.Transports = transports
-	// Ctrl+B, a: attach to a background session; its questions come to
-	// this terminal while attached (decisions.md §1.6).
-	hooks.Attach = func(ctx context.Context, id string) (tui.Session, tui.Status, error) {
-		a, err := agent.Attach(ctx, agent.RunDir(e.home, os.LookupEnv), id, app)
-		if err != nil {
-			return nil, tui.Status{}, err
-		}
-		in := a.Info()
-		return a, tui.Status{Provider: in.Provider, Model: in.Model, Mode: "background", SessionID: in.ID}, nil
-	}
-	app = tui.New(tui.Options{
+	u.app = tui.New(tui.Options{
 		Terminal: tty, Resize: tty.Resize(), EnableKitty: tty.EnableKitty,
 		Keymap: first.Keymap, KeymapUpdates: watcher.Updates(), Notices: notices,
 		NoColor:  e.getenv("NO_COLOR") != "",
-		Commands: commandRunner(e.home, live.get),
-		Hooks:    hooks, UI: ui,
+		Commands: commandRunner(e.home, u.live.get),
+		Hooks:    u.hooks(), UI: ui,
 	})
-	defer app.Close()
-
-	if trusted, terr := config.IsTrusted(e.home, ws); terr == nil && !trusted {
-		yes, err := app.Confirm(ctx, "Trust this workspace?",
-			ws+"\nIts settings (.agent/ and .compat/) can define MCP servers, permission rules and providers. Without trust the session runs with your user settings only.")
-		switch {
-		case errors.Is(err, tui.ErrExit):
-			return &exitError{code: tui.ExitInterrupted}
-		case err != nil:
-			return err
-		case yes:
-			if _, err := config.Trust(e.home, ws, time.Now()); err != nil {
-				app.Notice("could not record the trust: " + err.Error())
-			}
-		default:
-			app.Notice("The workspace is not trusted: running with your user settings only.")
-		}
+	defer u.app.Close()
+	if err := u.askTrust(ctx); err != nil {
+		return err
 	}
-
-	opts := e.startOptions(sf, f, interactiveFront)
-	opts.Prompter = app
-	opts.Notice = app.Notice
-	opts.SignInUI = signInUI{app}
-	c, err := agent.Start(ctx, opts)
-	if errors.Is(err, agent.ErrNoModel) && sf.provider == "" {
-		// First run: no provider is configured (issue 12's setup flow).
-		var key keyForSession
-		if key, err = firstRunSetup(ctx, e, app); err != nil {
-			return err
-		}
-		opts.LookupEnv = key.lookup
-		c, err = agent.Start(ctx, opts)
-	}
+	c, err := u.start(ctx)
 	if err != nil {
 		return err
 	}
-	ep, err := startEvents(c, sf, grants)
-	live.set(c, ep)
-	if err != nil {
-		return err
-	}
-	code, err := app.Run(ctx, tui.FromAgent(c.Session), sessionStatus(c), prompt)
-	app.Close()
+	code, err := u.app.Run(ctx, tui.FromAgent(c.Session), sessionStatus(c), prompt)
+	u.app.Close()
 	tty.Restore()
-	c, _ = live.get()
+	c, _ = u.live.get()
 	fmt.Fprintf(e.err, "agent: session %s (continue it with 'agent --resume %s')\n", c.Session.ID(), c.Session.ID())
 	if err != nil {
 		return err
@@ -294,6 +228,93 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// interactiveUI joins one terminal UI to its session: its methods are the
+// UI's hooks (tui.Hooks, hooks below), so that the UI imports neither
+// providers nor mcp (architecture.md); it owns the live session, which
+// /resume replaces, and the loopback transport of /settings.
+type interactiveUI struct {
+	e          *env
+	sf         *sessionFlags
+	f          *flagSet
+	ws         string // the workspace's real path
+	grants     []events.Grant
+	app        *tui.App
+	live       liveSession
+	transports *sessionTransports
+}
+
+// hooks are the UI's operations on the session and the machine.
+func (u *interactiveUI) hooks() tui.Hooks {
+	return tui.Hooks{
+		Workspace:     u.ws,
+		Providers:     providerModels(),
+		Sessions:      u.sessions,
+		SwitchSession: u.switchSession,
+		SetModel:      u.setModel,
+		SetMode:       u.setMode,
+		PendingMCP:    u.pendingMCP,
+		Tasks:         u.tasks,
+		History:       u.history,
+		Background:    u.background,
+		SaveUI:        func(ui tui.UISettings) error { return tui.SaveUISettings(u.e.home, ui) },
+		Transports:    u.transports,
+		Attach:        u.attach,
+	}
+}
+
+// startOptions are the session's options with the UI as the prompter, the
+// notice sink and the sign-in conversation.
+func (u *interactiveUI) startOptions() agent.StartOptions {
+	o := u.e.startOptions(u.sf, u.f, interactiveFront)
+	o.Prompter, o.Notice, o.SignInUI = u.app, u.app.Notice, signInUI{u.app}
+	return o
+}
+
+// askTrust asks whether to trust a workspace that is not trusted yet; a no
+// runs the session with the user settings only (decisions.md §6).
+func (u *interactiveUI) askTrust(ctx context.Context) error {
+	trusted, err := config.IsTrusted(u.e.home, u.ws)
+	if err != nil || trusted {
+		return nil
+	}
+	yes, err := u.app.Confirm(ctx, "Trust this workspace?",
+		u.ws+"\nIts settings (.agent/ and .compat/) can define MCP servers, permission rules and providers. Without trust the session runs with your user settings only.")
+	switch {
+	case errors.Is(err, tui.ErrExit):
+		return &exitError{code: tui.ExitInterrupted}
+	case err != nil:
+		return err
+	case yes:
+		if _, err := config.Trust(u.e.home, u.ws, time.Now()); err != nil {
+			u.app.Notice("could not record the trust: " + err.Error())
+		}
+	default:
+		u.app.Notice("The workspace is not trusted: running with your user settings only.")
+	}
+	return nil
+}
+
+// start starts the session, after the first-run setup when no provider is
+// configured, and its event endpoint.
+func (u *interactiveUI) start(ctx context.Context) (*agent.WorkspaceSession, error) {
+	opts := u.startOptions()
+	c, err := agent.Start(ctx, opts)
+	if errors.Is(err, agent.ErrNoModel) && u.sf.provider == "" {
+		var key keyForSession
+		if key, err = firstRunSetup(ctx, u.e, u.app); err != nil {
+			return nil, err
+		}
+		opts.LookupEnv = key.lookup
+		c, err = agent.Start(ctx, opts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ep, err := startEvents(c, u.sf, u.grants)
+	u.live.set(c, ep)
+	return c, err
 }
 
 // signInUI carries /mcp login's conversation in the terminal UI: progress
@@ -395,9 +416,9 @@ func replay(l *agent.Loaded) []tui.ReplayMessage {
 	return out
 }
 
-// uiHooks fills the terminal UI's screens with the session's operations
-// (the UI imports neither providers nor mcp: architecture.md).
-func uiHooks(e *env, ws string, live *liveSession, baseOpts func() agent.StartOptions, sf *sessionFlags, grants []events.Grant) tui.Hooks {
+// providerModels lists the built-in providers and their models for
+// /model and the first-run setup.
+func providerModels() []tui.ProviderModels {
 	var provs []tui.ProviderModels
 	for _, d := range builtin.DefaultDefinitions() {
 		pm := tui.ProviderModels{ID: d.ID, Label: d.DisplayName}
@@ -406,132 +427,160 @@ func uiHooks(e *env, ws string, live *liveSession, baseOpts func() agent.StartOp
 		}
 		provs = append(provs, pm)
 	}
-	return tui.Hooks{
-		Workspace: ws,
-		Providers: provs,
-		Sessions: func(ctx context.Context) ([]tui.SessionSummary, error) {
-			infos, err := agent.ListTranscripts(e.home)
-			if err != nil {
-				return nil, err
-			}
-			c, _ := live.get()
-			var out []tui.SessionSummary
-			for _, in := range infos {
-				if len(out) >= maxResumeList || ctx.Err() != nil {
-					break
-				}
-				if in.Workspace != ws || (c != nil && in.ID == c.Session.ID()) {
-					continue
-				}
-				sum := tui.SessionSummary{ID: in.ID, Modified: in.Modified}
-				if l, err := agent.LoadTranscript(e.home, in.ID); err == nil {
-					if ps := userPrompts(l); len(ps) > 0 {
-						sum.Title = ps[0]
-					}
-				}
-				out = append(out, sum)
-			}
-			return out, nil
-		},
-		SwitchSession: func(ctx context.Context, id string) (tui.Switched, error) {
-			opts := baseOpts()
-			opts.Resume = id
-			nc, err := agent.Start(ctx, opts)
-			if err != nil {
-				return tui.Switched{}, err
-			}
-			old, oldEp := live.get()
-			oldEp.Close() // its port is the new endpoint's
-			ep, eerr := startEvents(nc, sf, grants)
-			live.set(nc, ep)
-			if old != nil {
-				old.Close()
-			}
-			sw := tui.Switched{Session: tui.FromAgent(nc.Session), Status: sessionStatus(nc)}
-			if nc.Resumed != nil {
-				sw.Messages = replay(nc.Resumed)
-			}
-			if eerr != nil {
-				nc.Session.ReportBackground("external events are off in the resumed session: " + eerr.Error())
-			}
-			return sw, nil
-		},
-		SetModel: func(ctx context.Context, provider, model string) (tui.Status, error) {
-			c, _ := live.get()
-			if c == nil {
-				return tui.Status{}, errors.New("the session has not started")
-			}
-			choice, err := agent.ResolveModel(agent.ModelFlags{Provider: provider, Model: model}, c.Settings)
-			if err != nil {
-				return tui.Status{}, err
-			}
-			p, err := agent.NewProvider(choice, agent.ProviderEnv{Lookup: os.LookupEnv})
-			if err != nil {
-				return tui.Status{}, err // a missing key names its variable
-			}
-			c.Session.SetModel(choice.ProviderID, p, choice.Model)
-			return sessionStatus(c), nil
-		},
-		SetMode: func(mode string) (tui.Status, error) {
-			c, _ := live.get()
-			if c == nil {
-				return tui.Status{}, errors.New("the session has not started")
-			}
-			if err := c.Permissions.SetMode(mode); err != nil {
-				return tui.Status{}, err
-			}
-			return sessionStatus(c), nil
-		},
-		PendingMCP: func(ctx context.Context) ([]string, error) {
-			c, _ := live.get()
-			if c == nil || c.MCP == nil {
-				return nil, nil
-			}
-			var names []string
-			for _, l := range c.MCP.Status() {
-				if l.State == mcp.Pending {
-					names = append(names, l.Name)
-				}
-			}
-			return names, nil
-		},
-		Tasks: func() []agent.TaskInfo {
-			c, _ := live.get()
-			if c == nil {
-				return nil
-			}
-			return c.Tasks.List()
-		},
-		History: func(ctx context.Context) ([]tui.HistoryPrompt, error) {
-			infos, err := agent.ListTranscripts(e.home)
-			if err != nil {
-				return nil, err
-			}
-			var out []tui.HistoryPrompt
-			for i, in := range infos {
-				if i >= maxHistorySessions || len(out) >= tui.MaxHistoryPrompts || ctx.Err() != nil {
-					break
-				}
-				l, err := agent.LoadTranscript(e.home, in.ID)
-				if err != nil {
-					continue
-				}
-				ps := userPrompts(l)
-				for j := len(ps) - 1; j >= 0 && len(out) < tui.MaxHistoryPrompts; j-- {
-					t := ps[j]
-					if len(t) > maxHistoryPrompt {
-						t = t[:maxHistoryPrompt]
-					}
-					out = append(out, tui.HistoryPrompt{Text: t, Session: in.ID, Workspace: l.Header.Workspace, Time: in.Modified})
-				}
-			}
-			return out, nil
-		},
-		Background: func(ctx context.Context) ([]agent.BackgroundInfo, error) {
-			return agent.ListBackground(ctx, agent.RunDir(e.home, os.LookupEnv))
-		},
-		SaveUI: func(u tui.UISettings) error { return tui.SaveUISettings(e.home, u) },
+	return provs
+}
+
+// errNotStarted answers a hook called before the session runs.
+var errNotStarted = errors.New("the session has not started")
+
+// sessions lists the stored sessions of this workspace for /resume, newest
+// first, the current one left out.
+func (u *interactiveUI) sessions(ctx context.Context) ([]tui.SessionSummary, error) {
+	infos, err := agent.ListTranscripts(u.e.home)
+	if err != nil {
+		return nil, err
 	}
+	c, _ := u.live.get()
+	var out []tui.SessionSummary
+	for _, in := range infos {
+		if len(out) >= maxResumeList || ctx.Err() != nil {
+			break
+		}
+		if in.Workspace != u.ws || (c != nil && in.ID == c.Session.ID()) {
+			continue
+		}
+		sum := tui.SessionSummary{ID: in.ID, Modified: in.Modified}
+		if l, err := agent.LoadTranscript(u.e.home, in.ID); err == nil {
+			if ps := userPrompts(l); len(ps) > 0 {
+				sum.Title = ps[0]
+			}
+		}
+		out = append(out, sum)
+	}
+	return out, nil
+}
+
+// switchSession resumes a stored session in place of the running one.
+func (u *interactiveUI) switchSession(ctx context.Context, id string) (tui.Switched, error) {
+	opts := u.startOptions()
+	opts.Resume = id
+	nc, err := agent.Start(ctx, opts)
+	if err != nil {
+		return tui.Switched{}, err
+	}
+	old, oldEp := u.live.get()
+	oldEp.Close() // its port is the new endpoint's
+	ep, eerr := startEvents(nc, u.sf, u.grants)
+	u.live.set(nc, ep)
+	if old != nil {
+		old.Close()
+	}
+	sw := tui.Switched{Session: tui.FromAgent(nc.Session), Status: sessionStatus(nc)}
+	if nc.Resumed != nil {
+		sw.Messages = replay(nc.Resumed)
+	}
+	if eerr != nil {
+		nc.Session.ReportBackground("external events are off in the resumed session: " + eerr.Error())
+	}
+	return sw, nil
+}
+
+// setModel switches provider and model for the following turns.
+func (u *interactiveUI) setModel(ctx context.Context, provider, model string) (tui.Status, error) {
+	c, _ := u.live.get()
+	if c == nil {
+		return tui.Status{}, errNotStarted
+	}
+	choice, err := agent.ResolveModel(agent.ModelFlags{Provider: provider, Model: model}, c.Settings)
+	if err != nil {
+		return tui.Status{}, err
+	}
+	p, err := agent.NewProvider(choice, agent.ProviderEnv{Lookup: os.LookupEnv})
+	if err != nil {
+		return tui.Status{}, err // a missing key names its variable
+	}
+	c.Session.SetModel(choice.ProviderID, p, choice.Model)
+	return sessionStatus(c), nil
+}
+
+// setMode switches the permission mode.
+func (u *interactiveUI) setMode(mode string) (tui.Status, error) {
+	c, _ := u.live.get()
+	if c == nil {
+		return tui.Status{}, errNotStarted
+	}
+	if err := c.Permissions.SetMode(mode); err != nil {
+		return tui.Status{}, err
+	}
+	return sessionStatus(c), nil
+}
+
+// pendingMCP names the MCP servers waiting for approval.
+func (u *interactiveUI) pendingMCP(ctx context.Context) ([]string, error) {
+	c, _ := u.live.get()
+	if c == nil || c.MCP == nil {
+		return nil, nil
+	}
+	var names []string
+	for _, l := range c.MCP.Status() {
+		if l.State == mcp.Pending {
+			names = append(names, l.Name)
+		}
+	}
+	return names, nil
+}
+
+// tasks lists the session's background tasks.
+func (u *interactiveUI) tasks() []agent.TaskInfo {
+	c, _ := u.live.get()
+	if c == nil {
+		return nil
+	}
+	return c.Tasks.List()
+}
+
+// history is the prompt history of Ctrl+R: the user's prompts of the
+// stored sessions, newest first, bounded.
+func (u *interactiveUI) history(ctx context.Context) ([]tui.HistoryPrompt, error) {
+	infos, err := agent.ListTranscripts(u.e.home)
+	if err != nil {
+		return nil, err
+	}
+	var out []tui.HistoryPrompt
+	for i, in := range infos {
+		if i >= maxHistorySessions || len(out) >= tui.MaxHistoryPrompts || ctx.Err() != nil {
+			break
+		}
+		l, err := agent.LoadTranscript(u.e.home, in.ID)
+		if err != nil {
+			continue
+		}
+		ps := userPrompts(l)
+		for j := len(ps) - 1; j >= 0 && len(out) < tui.MaxHistoryPrompts; j-- {
+			t := ps[j]
+			if len(t) > maxHistoryPrompt {
+				t = t[:maxHistoryPrompt]
+			}
+			out = append(out, tui.HistoryPrompt{Text: t, Session: in.ID, Workspace: l.Header.Workspace, Time: in.Modified})
+		}
+	}
+	return out, nil
+}
+
+// background lists the live background sessions (the workspace switcher).
+func (u *interactiveUI) background(ctx context.Context) ([]agent.BackgroundInfo, error) {
+	return agent.ListBackground(ctx, agent.RunDir(u.e.home, os.LookupEnv))
+}
+
+// attach attaches to a background session (Ctrl+B, a); its questions come
+// to this terminal while attached (decisions.md §1.6).
+func (u *interactiveUI) attach(ctx context.Context, id string) (tui.Session, tui.Status, error) {
+	a, err := agent.Attach(ctx, agent.RunDir(u.e.home, os.LookupEnv), id, u.app)
+	if err != nil {
+		return nil, tui.Status{}, err
+	}
+	in := a.Info()
+	return a, tui.Status{Provider: in.Provider, Model: in.Model, Mode: "background", SessionID: in.ID}, nil
 }
 
 // keyForSession is an API key typed during setup: it answers for its
