@@ -116,6 +116,15 @@ func startEvents(c *agent.WorkspaceSession, sf *sessionFlags, grants []events.Gr
 }
 
 // Close stops the endpoint and closes the audit log; nil-safe.
+// retarget makes later events start their turns in c (the terminal UI's
+// /resume): the endpoint, its grants with their revocations, spent tokens
+// and rate windows, and its audit log stay as they are. nil-safe.
+func (ep *eventEndpoint) retarget(c *agent.WorkspaceSession) {
+	if ep != nil {
+		ep.srv.SetTarget(eventTarget{c.Session})
+	}
+}
+
 func (ep *eventEndpoint) Close() {
 	if ep == nil {
 		return

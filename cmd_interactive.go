@@ -468,9 +468,11 @@ func (u *interactiveUI) switchSession(ctx context.Context, id string) (tui.Switc
 	if err != nil {
 		return tui.Switched{}, err
 	}
-	old, oldEp := u.live.get()
-	oldEp.Close() // its port is the new endpoint's
-	ep, eerr := startEvents(nc, u.sf, u.grants)
+	// The event endpoint belongs to the process, not to one session: it
+	// keeps its grants' revocations, spent tokens and rate windows, and
+	// only its later turns go to the resumed session.
+	old, ep := u.live.get()
+	ep.retarget(nc)
 	u.live.set(nc, ep)
 	if old != nil {
 		old.Close()
@@ -478,9 +480,6 @@ func (u *interactiveUI) switchSession(ctx context.Context, id string) (tui.Switc
 	sw := tui.Switched{Session: tui.FromAgent(nc.Session), Status: sessionStatus(nc)}
 	if nc.Resumed != nil {
 		sw.Messages = replay(nc.Resumed)
-	}
-	if eerr != nil {
-		nc.Session.ReportBackground("external events are off in the resumed session: " + eerr.Error())
 	}
 	return sw, nil
 }

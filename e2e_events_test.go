@@ -375,3 +375,50 @@ func TestE2EEventStatuses(t *testing.T) {
 		t.Fatalf("another address: %d", got.code)
 	}
 }
+
+// TestE2EResumeKeepsTheEventEndpoint: /resume in the terminal UI switches
+// the session, not the grants: a revoked grant stays revoked and a spent
+// token stays spent.
+func TestE2EResumeKeepsTheEventEndpoint(t *testing.T) {
+	s, _ := printSandbox(t, fakemodel.Reply{Text: "earlier"}, fakemodel.Reply{Text: "event seen"})
+	if r := s.run("", "-p", "an earlier session"); r.Code != 0 {
+		t.Fatalf("print: %+v", r)
+	}
+	iss := newEventIssuer(t)
+	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: iss.srv.Certificate().Raw})
+	s.Env = append(s.Env, "SSL_CERT_FILE="+s.write(filepath.Join(t.TempDir(), "ca.pem"), string(cert)))
+	const ra, rb = "https://e.example/events/a", "https://e.example/events/b"
+	ga := s.write("a.json", `{"grantId": "a", "issuer": "`+iss.srv.URL+`", "resource": "`+ra+`", "subject": "bot", "scopes": ["events"]}`)
+	gb := s.write("b.json", `{"grantId": "b", "issuer": "`+iss.srv.URL+`", "resource": "`+rb+`", "subject": "bot", "scopes": ["events"]}`)
+	port := freePort(t)
+	m, out, done := startTUI(t, s, "--external-event-grant", ga, "--external-event-grant", gb, "--external-event-port", fmt.Sprint(port))
+	out.waitFor(t, "Type a prompt")
+	post := func(path, tok string) int {
+		req, _ := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d%s", port, path), strings.NewReader(`{"kind": "message", "conversationId": "c", "content": "hello"}`))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	spent := iss.token(t, rb, "bot", "events")
+	if code := post("/events/b", spent); code != 202 {
+		t.Fatalf("the first event: %d", code)
+	}
+	out.waitFor(t, "seen") // the answer streams: its words may come in separate frames
+	m.Write([]byte("/events revoke a\r"))
+	out.waitFor(t, "Revoked grant a")
+	m.Write([]byte("/resume\r"))
+	out.waitFor(t, "Resume a session")
+	m.Write([]byte("\r"))
+	out.waitFor(t, "Resumed the session")
+	if code := post("/events/a", iss.token(t, ra, "bot", "events")); code != 403 {
+		t.Errorf("a revoked grant after /resume: %d, want 403", code)
+	}
+	if code := post("/events/b", spent); code != 401 {
+		t.Errorf("a spent token after /resume: %d, want 401", code)
+	}
+	ctrlCTwice(t, m, out, done)
+}

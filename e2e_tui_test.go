@@ -177,7 +177,7 @@ func TestE2ETerminalUI(t *testing.T) {
 	m, slave := openPTY(t)
 	cmd := exec.Command(agentBinary(t))
 	cmd.Dir = s.Work
-	cmd.Env = []string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", "NO_COLOR=1"}
+	cmd.Env = append([]string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", "NO_COLOR=1"}, s.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := cmd.Start(); err != nil {
@@ -239,12 +239,12 @@ func TestE2ETerminalUI(t *testing.T) {
 
 // startTUI runs the binary on a pty in the sandbox's workspace and
 // collects its output.
-func startTUI(t testing.TB, s *sandbox) (m *os.File, out *ptyOutput, done chan error) {
+func startTUI(t testing.TB, s *sandbox, args ...string) (m *os.File, out *ptyOutput, done chan error) {
 	t.Helper()
 	m, slave := openPTY(t)
-	cmd := exec.Command(agentBinary(t))
+	cmd := exec.Command(agentBinary(t), args...)
 	cmd.Dir = s.Work
-	cmd.Env = []string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", "NO_COLOR=1"}
+	cmd.Env = append([]string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", "NO_COLOR=1"}, s.Env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := cmd.Start(); err != nil {

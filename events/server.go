@@ -110,7 +110,7 @@ type Server struct {
 	byID    map[string]*grantState
 	order   []*grantState // as given
 	keys    map[string]jose.KeySource
-	target  Target
+	target  atomic.Pointer[Target] // SetTarget replaces it
 	audit   Auditor
 	now     func() time.Time
 	epoch   time.Time
@@ -166,7 +166,6 @@ func New(opts Options) (*Server, error) {
 		byMeta:  map[string]*grantState{},
 		byID:    map[string]*grantState{},
 		keys:    map[string]jose.KeySource{},
-		target:  opts.Target,
 		audit:   opts.Audit,
 		now:     opts.Now,
 		trusted: map[netip.Addr]bool{},
@@ -180,6 +179,7 @@ func New(opts Options) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.target.Store(&opts.Target)
 	s.thr = throttle.New(throttle.Options{MaxAddrs: opts.MaxThrottleAddrs, Now: s.now})
 	s.epoch = s.now()
 	for _, a := range opts.TrustedProxies {
@@ -354,6 +354,17 @@ func (s *Server) Refresh(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// SetTarget makes later admitted events start their turns in t (the
+// terminal UI's /resume replaces the session). Everything else the
+// endpoint knows stays: revoked grants stay revoked, spent tokens spent,
+// rate windows and counters as they were (docs/reference/events.md,
+// "Revocation").
+func (s *Server) SetTarget(t Target) {
+	if t != nil {
+		s.target.Store(&t)
+	}
 }
 
 // Revoke withdraws a grant at once: once Revoke returns, no event under it
@@ -638,7 +649,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, addr netip.Addr)
 	if s.closed.Load() {
 		return refuseVerified(st, http.StatusServiceUnavailable, reasonClosed)
 	}
-	turnID, err := s.target.SubmitExternal(r.Context(), ev)
+	turnID, err := (*s.target.Load()).SubmitExternal(r.Context(), ev)
 	if err != nil {
 		return refuseVerified(st, http.StatusServiceUnavailable, reasonSession)
 	}

@@ -380,10 +380,10 @@ func TestRevokeDuringAdmission(t *testing.T) {
 	e := newEnv(t, nil)
 	entered, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
-	e.srv.target = TargetFunc(func(ctx context.Context, ev Event) (string, error) {
+	e.srv.SetTarget(TargetFunc(func(ctx context.Context, ev Event) (string, error) {
 		once.Do(func() { close(entered); <-release })
 		return "t", nil
-	})
+	}))
 	done := make(chan int)
 	go func() { done <- e.do(req{token: e.token(nil), body: goodBody}).Code }()
 	<-entered
@@ -521,4 +521,29 @@ func TestGrantStatusString(t *testing.T) {
 	if got != want {
 		t.Fatalf("got  %q\nwant %q", got, want)
 	}
+}
+
+// TestSetTargetKeepsWhatTheEndpointKnows: a new target (a resumed session)
+// gets the later events; a revoked grant stays revoked and a spent token
+// stays spent.
+func TestSetTargetKeepsWhatTheEndpointKnows(t *testing.T) {
+	e := newEnv(t, nil)
+	spent := e.token(nil)
+	turnID(t, e.do(req{token: spent, body: goodBody}))
+	if err := e.srv.Revoke("ci"); err != nil {
+		t.Fatal(err)
+	}
+	var got []Event
+	e.srv.SetTarget(TargetFunc(func(ctx context.Context, ev Event) (string, error) {
+		got = append(got, ev)
+		return "new/1", nil
+	}))
+	wantStatus(t, e.do(req{token: e.token(nil), body: goodBody}), 403)
+	if st := e.srv.Status(); !st[0].Revoked || st[0].Admitted != 1 {
+		t.Fatalf("status after SetTarget: %+v", st[0])
+	}
+	if len(got) != 0 {
+		t.Fatalf("the new target got %d events for a revoked grant", len(got))
+	}
+	e.srv.SetTarget(nil) // ignored
 }
