@@ -408,6 +408,7 @@ func TestE2EResumeKeepsTheEventEndpoint(t *testing.T) {
 		t.Fatalf("the first event: %d", code)
 	}
 	out.waitFor(t, "seen") // the answer streams: its words may come in separate frames
+	out.waitFor(t, "[external:b]")
 	m.Write([]byte("/events revoke a\r"))
 	out.waitFor(t, "Revoked grant a")
 	m.Write([]byte("/resume\r"))

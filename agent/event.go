@@ -30,10 +30,15 @@ const (
 
 // Event is one item of a session's event stream.
 type Event struct {
-	Kind       EventKind
-	Session    string
-	Turn       string
-	Text       string
+	Kind    EventKind
+	Session string
+	Turn    string
+	Text    string
+	// From names the sender of a queued or started turn that is not the
+	// user's: "external:<grantId>" for an external event, whose Text is
+	// then the prompt as the model sees it, with the grant and the claimed
+	// name marked as a claim (decisions.md §4).
+	From       string
 	Tool       *ToolEvent
 	Permission *PermissionRequest
 	Usage      *providers.Usage

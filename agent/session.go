@@ -256,7 +256,7 @@ func (s *Session) Submit(req TurnRequest) (*Turn, error) {
 	waiting := s.running != nil || len(s.queue) > 1
 	s.mu.Unlock()
 	if waiting {
-		s.emit(Event{Kind: EventQueued, Turn: t.ID, Text: req.Prompt})
+		s.emit(Event{Kind: EventQueued, Turn: t.ID, Text: req.shown(), From: req.From})
 	}
 	select {
 	case s.wake <- struct{}{}:
@@ -462,15 +462,21 @@ func (s *Session) request(t *Turn, msgs []providers.Message) (providers.Provider
 // text is framed so the model sees who sent it and that the name is only
 // a claim.
 func userMessage(req TurnRequest) providers.Message {
-	text := req.Prompt
-	if req.From != "" {
-		text = fmt.Sprintf("[message from %s", req.From)
-		if req.ClaimedName != "" {
-			text += fmt.Sprintf(", claimed name %q (unverified)", quote.V(req.ClaimedName))
-		}
-		text += "]\n" + req.Prompt
+	return providers.Message{Role: providers.RoleUser, Content: []providers.Part{providers.Text{Text: req.shown()}}}
+}
+
+// shown is the prompt as the model and the transcript see it: the user's
+// as typed; an external event's framed with its sender and the claimed
+// name marked as a claim.
+func (req TurnRequest) shown() string {
+	if req.From == "" {
+		return req.Prompt
 	}
-	return providers.Message{Role: providers.RoleUser, Content: []providers.Part{providers.Text{Text: text}}}
+	text := fmt.Sprintf("[message from %s", req.From)
+	if req.ClaimedName != "" {
+		text += fmt.Sprintf(", claimed name %q (unverified)", quote.V(req.ClaimedName))
+	}
+	return text + "]\n" + req.Prompt
 }
 
 // runTurn runs one turn: model → tool calls → results → model, until the
@@ -478,7 +484,7 @@ func userMessage(req TurnRequest) providers.Message {
 func (s *Session) runTurn(t *Turn) TurnResult {
 	ctx := t.ctx
 	res := TurnResult{Turn: t.ID}
-	s.emit(Event{Kind: EventTurnStart, Turn: t.ID, Text: t.Req.Prompt})
+	s.emit(Event{Kind: EventTurnStart, Turn: t.ID, Text: t.Req.shown(), From: t.Req.From})
 
 	s.mu.Lock()
 	base := len(s.history)

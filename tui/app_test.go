@@ -129,6 +129,21 @@ func TestTypeSubmitAndStream(t *testing.T) {
 	})
 }
 
+// TestExternalTurnsAreMarked: a turn started by an external event is
+// shown with its sender and the claimed name marked as a claim, never as
+// a prompt the user typed (decisions.md §4).
+func TestExternalTurnsAreMarked(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, 100, 16, Options{})
+		h.expect("Enter send")
+		framed := "[message from external:ci, claimed name \"Release Manager\" (unverified)]\nthe deploy finished"
+		h.emit(agent.Event{Kind: agent.EventTurnStart, Turn: "s/1", Text: framed, From: "external:ci"})
+		h.expect("[external:ci] [message from external:ci, claimed name \"Release Manager\" (unverified)]")
+		h.expect("the deploy finished")
+		h.expectNot("› the deploy finished")
+	})
+}
+
 func TestToolEntriesAndDiff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t, 70, 24, Options{})

@@ -182,7 +182,7 @@ func (s *state) replay(m ReplayMessage) {
 			tool: &toolEntry{name: m.Tool, args: argSummary(m.ToolArgs), done: true}})
 	case m.Text == "":
 	case m.User && m.From != "":
-		s.entries = append(s.entries, &entry{kind: entNotice, turn: m.Turn, text: "[" + m.From + "] " + m.Text, finished: true})
+		s.entries = append(s.entries, &entry{kind: entNotice, turn: m.Turn, text: fromLabel(m.From) + m.Text, finished: true})
 	case m.User:
 		s.entries = append(s.entries, &entry{kind: entUser, turn: m.Turn, text: m.Text, finished: true})
 	default:
@@ -642,4 +642,12 @@ func (s *state) backToMain() {
 		s.releaseMain() // what the main session did meanwhile
 	}
 	s.notice("Back in the main session.")
+}
+
+// fromLabel is the mark of a prompt that is not the user's: "[external:ci] ".
+func fromLabel(from string) string {
+	if from == "" {
+		return ""
+	}
+	return "[" + from + "] "
 }

@@ -548,13 +548,19 @@ func (s *state) event(ev agent.Event) {
 	s.dirty = true
 	switch ev.Kind {
 	case agent.EventQueued:
-		s.queued = append(s.queued, queuedTurn{ev.Turn, ev.Text})
+		s.queued = append(s.queued, queuedTurn{ev.Turn, fromLabel(ev.From) + ev.Text})
 	case agent.EventCancelled:
 		s.dropQueued(ev.Turn)
 	case agent.EventTurnStart:
 		s.dropQueued(ev.Turn)
 		s.busy, s.turn = true, ev.Turn
 		s.spinAt = s.now()
+		if ev.From != "" {
+			// Not the user's prompt: shown as a replayed one is, with its
+			// sender and the claimed name marked as a claim.
+			s.entries = append(s.entries, &entry{kind: entNotice, turn: ev.Turn, text: fromLabel(ev.From) + ev.Text, finished: true})
+			break
+		}
 		s.entries = append(s.entries, &entry{kind: entUser, turn: ev.Turn, text: ev.Text, finished: true})
 	case agent.EventText, agent.EventReasoning:
 		kind := entAssistant
