@@ -48,23 +48,10 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 	if err := checkModelFlags("", sf.provider, sf.baseURL, sf.mode); err != nil {
 		return err
 	}
-	if len(ops) > 1 {
-		return usagef("", "print mode takes one PROMPT (quote it), got %d arguments", len(ops))
+	prompt, err := printPrompt(e, ops)
+	if err != nil {
+		return err
 	}
-	prompt := ""
-	if len(ops) == 1 && ops[0] != "-" {
-		prompt = ops[0]
-	} else {
-		b, err := io.ReadAll(io.LimitReader(e.in, 16<<20))
-		if err != nil {
-			return fmt.Errorf("reading the prompt from stdin: %w", err)
-		}
-		prompt = strings.TrimRight(string(b), "\n")
-	}
-	if strings.TrimSpace(prompt) == "" {
-		return usagef("", "print mode needs a prompt (an argument, or on stdin)")
-	}
-
 	opts := e.startOptions(sf, f, printFront)
 	c, err := agent.Start(ctx, opts)
 	if err != nil {
@@ -111,6 +98,34 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 			out.writeText(res.Text)
 		}
 	}
+	return turnError(ctx, res)
+}
+
+// printPrompt is the prompt of print mode: the one operand, or stdin when
+// there is none or it is "-".
+func printPrompt(e *env, ops []string) (string, error) {
+	if len(ops) > 1 {
+		return "", usagef("", "print mode takes one PROMPT (quote it), got %d arguments", len(ops))
+	}
+	prompt := ""
+	if len(ops) == 1 && ops[0] != "-" {
+		prompt = ops[0]
+	} else {
+		b, err := io.ReadAll(io.LimitReader(e.in, 16<<20))
+		if err != nil {
+			return "", fmt.Errorf("reading the prompt from stdin: %w", err)
+		}
+		prompt = strings.TrimRight(string(b), "\n")
+	}
+	if strings.TrimSpace(prompt) == "" {
+		return "", usagef("", "print mode needs a prompt (an argument, or on stdin)")
+	}
+	return prompt, nil
+}
+
+// turnError is the command's error for how the turn ended: none, the
+// interruption (exit 130), or the failure.
+func turnError(ctx context.Context, res agent.TurnResult) error {
 	switch res.Status {
 	case agent.StatusComplete:
 		return nil

@@ -82,6 +82,36 @@ func startBackground(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	if err != nil {
 		return fmt.Errorf("finding the agent executable: %w", err)
 	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer pr.Close()
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		pw.Close()
+		return err
+	}
+	defer null.Close()
+	cmd := exec.Command(exe, backgroundArgs(sf, f, name)...)
+	cmd.Dir = e.cwd
+	cmd.Env = append(os.Environ(), backgroundChildEnv+"=3")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, null
+	cmd.ExtraFiles = []*os.File{pw}
+	// Its own session and process group: no terminal, and the signals of
+	// this one (Ctrl-C) do not reach it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		return fmt.Errorf("starting the background session: %w", err)
+	}
+	pw.Close()
+	return awaitReady(ctx, e, cmd, pr)
+}
+
+// backgroundArgs is the command line of the detached process: the flags
+// given here, grant files as absolute paths.
+func backgroundArgs(sf *sessionFlags, f *flagSet, name string) []string {
 	args := []string{"session", "start", "--background"}
 	if name != "" {
 		args = append(args, "--name", name)
@@ -106,40 +136,22 @@ func startBackground(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	for _, p := range sf.eventProxies {
 		args = append(args, "--external-event-trusted-proxy="+p)
 	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	defer pr.Close()
-	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
-	if err != nil {
-		pw.Close()
-		return err
-	}
-	defer null.Close()
-	cmd := exec.Command(exe, args...)
-	cmd.Dir = e.cwd
-	cmd.Env = append(os.Environ(), backgroundChildEnv+"=3")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, null
-	cmd.ExtraFiles = []*os.File{pw}
-	// Its own session and process group: no terminal, and the signals of
-	// this one (Ctrl-C) do not reach it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		pw.Close()
-		return fmt.Errorf("starting the background session: %w", err)
-	}
-	pw.Close()
+	return args
+}
+
+// awaitReady relays the detached process's notices until it reports
+// ready (its id goes to stdout), an error, or its exit; a process not
+// ready within readyTimeout, or a Ctrl-C meanwhile, is stopped.
+func awaitReady(ctx context.Context, e *env, cmd *exec.Cmd, ready io.Reader) error {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-
 	type msg struct {
 		kind, text string
 	}
 	lines := make(chan msg, 16)
 	go func() {
 		defer close(lines)
-		sc := bufio.NewScanner(io.LimitReader(pr, 1<<20))
+		sc := bufio.NewScanner(io.LimitReader(ready, 1<<20))
 		for sc.Scan() {
 			kind, text, _ := strings.Cut(sc.Text(), " ")
 			lines <- msg{kind, text}
