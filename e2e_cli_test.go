@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"testing"
@@ -22,22 +23,45 @@ func TestE2EVersionAndHelp(t *testing.T) {
 	}
 }
 
-func TestE2EUsageErrors(t *testing.T) {
-	s := newSandbox(t)
+// runInProcess runs the command line through run() in this process, with
+// HOME and the working directory in a temporary folder.
+func runInProcess(t *testing.T, args ...string) result {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("HOME", dir)
+	t.Chdir(dir)
+	var out, errb strings.Builder
+	code := run(context.Background(), args, stdio{in: strings.NewReader(""), out: &out, err: &errb})
+	return result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+}
+
+// TestUsageErrors: a command line that cannot mean anything exits 2 with
+// one line on stderr that points at --help, before anything else is read
+// (run in process; TestE2EUsageErrorThroughTheBinary checks the binary).
+func TestUsageErrors(t *testing.T) {
 	usage := func(t *testing.T, want string, args ...string) {
 		t.Helper()
-		r := s.run("", args...)
+		r := runInProcess(t, args...)
 		lines := strings.Split(strings.TrimRight(r.Stderr, "\n"), "\n")
 		if r.Code != 2 || len(lines) != 1 || !strings.Contains(r.Stderr, "--help") || !strings.Contains(r.Stderr, want) || r.Stdout != "" {
 			t.Errorf("agent %v: code %d stdout %q stderr %q", args, r.Code, r.Stdout, r.Stderr)
 		}
 	}
-	for _, args := range [][]string{{"bogus"}, {"--bogus"}, {"version", "--bogus"}, {"version", "extra"}, {"help", "nope"}} {
-		usage(t, "", args...)
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"a mistyped command", []string{"bogus"}},
+		{"an unknown flag", []string{"--bogus"}},
+		{"an unknown flag of a command", []string{"version", "--bogus"}},
+		{"an operand a command does not take", []string{"version", "extra"}},
+		{"help for an unknown command", []string{"help", "nope"}},
+	} {
+		t.Run(c.name, func(t *testing.T) { usage(t, "", c.args...) })
 	}
 	// Session flag values that cannot mean anything are usage errors on
 	// every command that takes them, named before the trust check (the
-	// sandbox's workspace is untrusted) or any settings are read.
+	// workspace is untrusted) or any settings are read.
 	for _, c := range []struct {
 		name          string
 		cmd, operands []string
@@ -47,13 +71,22 @@ func TestE2EUsageErrors(t *testing.T) {
 		{"background session", []string{"session", "start", "--background"}, nil},
 		{"mcp serve", []string{"mcp", "serve"}, nil},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			for _, flag := range [][]string{{"--provider", "vendorx"}, {"--provider", "Messages"}, {"--base-url", "ftp://x.example"}, {"--base-url", "/v1"}, {"--base-url", "http://"}, {"--base-url", "https://user:s3cret@x.example/v1"}, {"--permission-mode", "yolo"}} {
+		for _, flag := range [][]string{{"--provider", "vendorx"}, {"--provider", "Messages"}, {"--base-url", "ftp://x.example"}, {"--base-url", "/v1"}, {"--base-url", "http://"}, {"--base-url", "https://user:s3cret@x.example/v1"}, {"--permission-mode", "yolo"}} {
+			t.Run(c.name+" "+flag[0]+" "+flag[1], func(t *testing.T) {
 				usage(t, flag[0]+" must", append(append(append([]string{}, c.cmd...), flag...), c.operands...)...)
-			}
-		})
+			})
+		}
 	}
-	if r := s.run("", "-p", "--base-url", "https://user:s3cret@x.example/v1", "hi"); strings.Contains(r.Stderr, "s3cret") {
+	if r := runInProcess(t, "-p", "--base-url", "https://user:s3cret@x.example/v1", "hi"); strings.Contains(r.Stderr, "s3cret") {
 		t.Errorf("a credential in --base-url was echoed: %q", r.Stderr)
+	}
+}
+
+// TestE2EUsageErrorThroughTheBinary: the binary maps a usage error to
+// exit 2 as run() does.
+func TestE2EUsageErrorThroughTheBinary(t *testing.T) {
+	r := newSandbox(t).run("", "--permission-mode", "yolo", "-p", "hi")
+	if r.Code != 2 || r.Stdout != "" || !strings.Contains(r.Stderr, "--permission-mode must") || !strings.Contains(r.Stderr, "--help") {
+		t.Fatalf("%+v", r)
 	}
 }
