@@ -109,3 +109,30 @@ func FuzzScanner(f *testing.F) {
 		}
 	})
 }
+
+// A chat-completion chunk as the providers' streams send it: the whole of
+// it is walked and checked, strings come back as substrings.
+const benchChunk = `{"id":"chatcmpl-9x2Yk7","object":"chat.completion.chunk","created":1700000000,"model":"model-name-1","system_fingerprint":"fp_44709d6fcb","choices":[{"index":0,"delta":{"content":" the"},"logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":12,"completion_tokens":-3,"ratio":0.25e-2}}`
+
+// A tool-argument delta: a JSON text inside a string, so escapes on
+// every quote.
+const benchEscaped = `"{\"path\": \"internal/jsonscan/jsonscan.go\", \"old\": \"\\tsc.ws()\\n\", \"new\": \"\\tsc.ws() // caf\u00e9 \ud83d\ude00\\n\"}"`
+
+func benchScan(b *testing.B, doc string, read func(*Scanner)) {
+	var sc Scanner
+	b.ReportAllocs()
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		sc.Reset(doc)
+		read(&sc)
+		if sc.Done() != nil {
+			b.Fatal(sc.Err())
+		}
+	}
+}
+
+func BenchmarkSkip(b *testing.B) { benchScan(b, benchChunk, (*Scanner).Skip) }
+
+func BenchmarkStringEscaped(b *testing.B) {
+	benchScan(b, benchEscaped, func(sc *Scanner) { _ = sc.String() })
+}
