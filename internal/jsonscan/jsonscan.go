@@ -196,6 +196,11 @@ func (sc *Scanner) More() bool {
 
 // Key reads a member's name and its colon.
 func (sc *Scanner) Key() string {
+	// A name is a string (RFC 8259 §4); String would read null as "".
+	if sc.Peek() == Null {
+		sc.fail("want a string")
+		return ""
+	}
 	k := sc.String()
 	sc.ws()
 	if sc.err == nil {

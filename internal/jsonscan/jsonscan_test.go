@@ -16,7 +16,7 @@ func valid(s string) error {
 
 func TestGrammar(t *testing.T) {
 	good := []string{`{}`, `[]`, `null`, `true`, `false`, `0`, `-0.5e+10`, `"a\u00e9\ud83d\ude00\n"`, ` { "a" : [1, {"b": null}, "c"] } `, `[[[]]]`, `"\/"`}
-	bad := []string{``, `{`, `{"a"}`, `{"a":1,}`, `[1,]`, `[1 2]`, `01`, `1.`, `-`, `1e`, `"abc`, `"\x"`, `"\u12"`, "\"a\x01\"", `nul`, `{"a":1}x`, `{1:2}`, `[,1]`, strings.Repeat("[", 65) + strings.Repeat("]", 65)}
+	bad := []string{``, `{`, `{"a"}`, `{"a":1,}`, `[1,]`, `[1 2]`, `01`, `1.`, `-`, `1e`, `"abc`, `"\x"`, `"\u12"`, "\"a\x01\"", `nul`, `{"a":1}x`, `{1:2}`, `{null:2}`, `[,1]`, strings.Repeat("[", 65) + strings.Repeat("]", 65)}
 	for _, s := range good {
 		if err := valid(s); err != nil {
 			t.Errorf("%q: %v", s, err)
