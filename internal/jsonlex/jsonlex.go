@@ -1,7 +1,7 @@
 // Package jsonlex is the lexical layer of JSON text (RFC 8259): white
 // space, the literals true, false and null, numbers, strings with their
-// escapes, surrogate pairs and UTF-8, and the comma or bracket after a
-// member. The project's three JSON readers share it, so that one piece of
+// escapes, surrogate pairs and UTF-8, and the brackets and commas around
+// the members of an array or object. The project's three JSON readers share it, so that one piece of
 // code decides what a JSON token is: internal/strictjson (documents from
 // outside, parsed into a tree with positions), internal/jsonscan (the
 // providers' stream chunks, pulled without allocating) and the strict
@@ -384,6 +384,18 @@ func Unescape[T Text](s T) string {
 	}
 	write(&b, s[run:])
 	return b.String()
+}
+
+// Open reads the bracket at i that opens an array or object and the white
+// space after it, and returns the offset after them; when the closing
+// bracket closer follows at once (an empty array or object), empty is
+// true and the offset is after it.
+func Open[T Text](d T, i int, closer byte) (end int, empty bool) {
+	i = Space(d, i+1)
+	if i < len(d) && d[i] == closer {
+		return i + 1, true
+	}
+	return i, false
 }
 
 // Next reads what follows a member of an array or object: white space,

@@ -140,6 +140,14 @@ func TestLiteralSpaceNext(t *testing.T) {
 			t.Errorf("Next(%q) = %d, %v, %v; want %d, %v, %v", c.in, end, more, f, c.end, c.more, c.f)
 		}
 	}
+	for in, want := range map[string]struct {
+		end   int
+		empty bool
+	}{"[]": {2, true}, "[ \n ] ": {5, true}, "[1]": {1, false}, "[ x": {2, false}, "[": {1, false}, "[  ": {3, false}} {
+		if end, empty := Open(in, 0, ']'); end != want.end || empty != want.empty {
+			t.Errorf("Open(%q) = %d, %v; want %+v", in, end, empty, want)
+		}
+	}
 	if None.String() != "no fault" || Fault(200).String() != "unknown fault" || BadLowHex.String() != LoneSurrogate.String() {
 		t.Error("Fault.String")
 	}

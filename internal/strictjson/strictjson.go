@@ -295,10 +295,8 @@ func (p *parser) literal() error {
 
 func (p *parser) object(depth, line, col int) (*Value, error) {
 	v := &Value{Kind: Object, Line: line, Col: col}
-	p.pos++ // '{'
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == '}' {
-		p.pos++
+	var empty bool
+	if p.pos, empty = jsonlex.Open(p.data, p.pos, '}'); empty {
 		return v, nil
 	}
 	var seen map[string]struct{}
@@ -355,10 +353,8 @@ func (p *parser) object(depth, line, col int) (*Value, error) {
 
 func (p *parser) array(depth, line, col int) (*Value, error) {
 	v := &Value{Kind: Array, Line: line, Col: col}
-	p.pos++ // '['
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == ']' {
-		p.pos++
+	var empty bool
+	if p.pos, empty = jsonlex.Open(p.data, p.pos, ']'); empty {
 		return v, nil
 	}
 	for {

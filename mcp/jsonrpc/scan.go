@@ -88,14 +88,12 @@ func (s *scanner) object(depth int, each member) error {
 	if depth > s.maxDepth {
 		return s.errorf("nesting deeper than %d", s.maxDepth)
 	}
-	s.pos++ // '{'
-	var keys []string
-	var folded map[string]struct{}
-	s.skipSpace()
-	if s.pos < len(s.data) && s.data[s.pos] == '}' {
-		s.pos++
+	var empty bool
+	if s.pos, empty = jsonlex.Open(s.data, s.pos, '}'); empty {
 		return nil
 	}
+	var keys []string
+	var folded map[string]struct{}
 	for {
 		s.skipSpace()
 		if s.pos >= len(s.data) || s.data[s.pos] != '"' {
@@ -152,10 +150,8 @@ func (s *scanner) array(depth int) error {
 	if depth > s.maxDepth {
 		return s.errorf("nesting deeper than %d", s.maxDepth)
 	}
-	s.pos++ // '['
-	s.skipSpace()
-	if s.pos < len(s.data) && s.data[s.pos] == ']' {
-		s.pos++
+	var empty bool
+	if s.pos, empty = jsonlex.Open(s.data, s.pos, ']'); empty {
 		return nil
 	}
 	for {
