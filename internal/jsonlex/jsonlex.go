@@ -210,6 +210,22 @@ var plain = func() (t [256]bool) {
 	return t
 }()
 
+// PlainString reads the string whose opening quote is at i when its
+// content is plain: printable ASCII without escapes, as most keys and short
+// values are. It returns the offset after the closing quote, or -1 for any
+// other string, which String then reads. It is small enough to be inlined,
+// so a reader on a hot path decides the common string without a call.
+func PlainString[T Text](d T, i int) int {
+	j := i + 1
+	for j < len(d) && plain[d[j]] {
+		j++
+	}
+	if j < len(d) && d[j] == '"' {
+		return j + 1
+	}
+	return -1
+}
+
 // String reads the string whose opening quote is at i and returns the
 // offset after its closing quote and what its content holds. Control
 // characters must be escaped and every escape must be one of RFC 8259 §7;

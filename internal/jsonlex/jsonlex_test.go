@@ -65,6 +65,20 @@ func TestString(t *testing.T) {
 		if got := scanString(c.in, c.rules); got != c.want {
 			t.Errorf("String(%q, %d) = %+v, want %+v", c.in, c.rules, got, c.want)
 		}
+		checkPlain(t, c.in)
+	}
+}
+
+// checkPlain: PlainString decides a string exactly when String finds it
+// well-formed with nothing to decode or check.
+func checkPlain(t *testing.T, in string) {
+	end, c, f := String(in, 0, CheckUTF8|PairSurrogates)
+	want := -1
+	if f == None && c == 0 {
+		want = end
+	}
+	if got := PlainString(in, 0); got != want || PlainString([]byte(in), 0) != want {
+		t.Errorf("PlainString(%q) = %d, want %d", in, got, want)
 	}
 }
 
@@ -182,13 +196,13 @@ func TestAllocs(t *testing.T) {
 }
 
 // FuzzString holds String and Unescape to encoding/json where their
-// contracts meet. Without rules a string is accepted exactly when
-// encoding/json reads it, and decodes to the same text once invalid UTF-8
-// is replaced (encoding/json writes U+FFFD for each invalid byte,
-// strings.ToValidUTF8 one for each run; runs of U+FFFD are compared as
-// one). With both rules a string is accepted only when the plain reading
-// accepts it and it is valid UTF-8, and always when in addition it decodes
-// without U+FFFD (no surrogate left unpaired).
+// contracts meet, and PlainString to String. Without rules a string is
+// accepted exactly when encoding/json reads it, and decodes to the same
+// text once invalid UTF-8 is replaced (encoding/json writes U+FFFD for
+// each invalid byte, strings.ToValidUTF8 one for each run; runs of U+FFFD
+// are compared as one). With both rules a string is accepted only when the
+// plain reading accepts it and it is valid UTF-8, and always when in
+// addition it decodes without U+FFFD (no surrogate left unpaired).
 func FuzzString(f *testing.F) {
 	for _, s := range []string{`"abc"`, `"a\"b\\c"`, `"\u00e9\ud83d\ude00"`, `"\ud800"`, `"\ud800\u12"`, "\"\xff\"", `"\x"`, `"abc`, `"\`, "\"\x01\""} {
 		f.Add(s)
@@ -197,6 +211,7 @@ func FuzzString(f *testing.F) {
 		if !strings.HasPrefix(s, `"`) {
 			s = `"` + s
 		}
+		checkPlain(t, s)
 		end, c, fault := String(s, 0, 0)
 		strictEnd, _, strictFault := String(s, 0, CheckUTF8|PairSurrogates)
 		if fault != None {

@@ -224,7 +224,10 @@ func (sc *Scanner) String() string {
 		sc.fail("want a string")
 		return ""
 	}
-	end, c, f := jsonlex.String(sc.s, sc.i, 0)
+	end, c, f := jsonlex.PlainString(sc.s, sc.i), jsonlex.Content(0), jsonlex.None
+	if end < 0 {
+		end, c, f = jsonlex.String(sc.s, sc.i, 0)
+	}
 	switch f {
 	case jsonlex.None:
 	case jsonlex.Unterminated, jsonlex.UnterminatedEscape:

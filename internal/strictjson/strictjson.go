@@ -409,7 +409,10 @@ func (p *parser) number() (string, error) {
 // content. Control characters must be escaped; the input must be UTF-8;
 // escaped surrogates must pair.
 func (p *parser) str() (string, error) {
-	end, c, f := jsonlex.String(p.data, p.pos, jsonlex.PairSurrogates)
+	end, c, f := jsonlex.PlainString(p.data, p.pos), jsonlex.Content(0), jsonlex.None
+	if end < 0 {
+		end, c, f = jsonlex.String(p.data, p.pos, jsonlex.PairSurrogates)
+	}
 	if f != jsonlex.None {
 		p.pos = end
 		return "", p.stringError(f)

@@ -191,7 +191,10 @@ func (s *scanner) numberKind() (integer bool, err error) {
 // decoded value (for keys and for the few envelope members that are
 // strings); raw is the text between the quotes.
 func (s *scanner) str(decode bool) (val string, raw []byte, err error) {
-	end, c, f := jsonlex.String(s.data, s.pos, jsonlex.CheckUTF8|jsonlex.PairSurrogates)
+	end, c, f := jsonlex.PlainString(s.data, s.pos), jsonlex.Content(0), jsonlex.None
+	if end < 0 {
+		end, c, f = jsonlex.String(s.data, s.pos, jsonlex.CheckUTF8|jsonlex.PairSurrogates)
+	}
 	if f != jsonlex.None {
 		return "", nil, s.advance(end, f)
 	}
