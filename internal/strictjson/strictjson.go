@@ -166,6 +166,7 @@ func Parse(data []byte, opts Options) (*Value, error) {
 		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(data), opts.maxBytes())
 	}
 	p := parser{data: data, line: 1, maxDepth: opts.maxDepth()}
+	p.nextLF = p.lineFeed(0)
 	// A UTF-8 byte order mark is not JSON (RFC 8259 §8.1: must not add one).
 	p.skipSpace()
 	if p.pos >= len(p.data) {
@@ -186,32 +187,37 @@ type parser struct {
 	data     []byte
 	pos      int
 	maxDepth int
-	// Line feeds up to counted are counted: line is the line of counted,
-	// lineStart the offset where that line begins.
+	// Offsets from lineStart up to nextLF, the next line feed (len(data)
+	// when there is none), are on line line.
 	line      int
 	lineStart int
-	counted   int
+	nextLF    int
 }
 
 // at returns the line and column (1-based, column in bytes) of offset off.
 // Line feeds occur only in white space (a string refuses them unescaped),
-// so positions are counted on demand, each byte once while the parse moves
-// forward, and white space is skipped by the shared lexer.
+// so white space is skipped by the shared lexer and lines are found on
+// demand: one search for each line feed while the parse moves forward, and
+// none for a position on the line already found.
 func (p *parser) at(off int) (line, col int) {
-	if off < p.counted {
-		p.line, p.lineStart, p.counted = 1, 0, 0
+	if off < p.lineStart {
+		p.line, p.lineStart, p.nextLF = 1, 0, p.lineFeed(0)
 	}
-	for {
-		i := bytes.IndexByte(p.data[p.counted:off], '\n')
-		if i < 0 {
-			break
-		}
+	for p.nextLF < off {
 		p.line++
-		p.lineStart = p.counted + i + 1
-		p.counted = p.lineStart
+		p.lineStart = p.nextLF + 1
+		p.nextLF = p.lineFeed(p.lineStart)
 	}
-	p.counted = off
 	return p.line, off - p.lineStart + 1
+}
+
+// lineFeed returns the offset of the first line feed at or after i, or
+// len(p.data).
+func (p *parser) lineFeed(i int) int {
+	if j := bytes.IndexByte(p.data[i:], '\n'); j >= 0 {
+		return i + j
+	}
+	return len(p.data)
 }
 
 func (p *parser) errorf(format string, args ...any) error {
