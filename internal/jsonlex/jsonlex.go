@@ -226,6 +226,10 @@ func PlainString[T Text](d T, i int) int {
 	return -1
 }
 
+// shortEscape marks the bytes that follow a backslash in the escapes of
+// two bytes (RFC 8259 §7).
+var shortEscape = [256]bool{'"': true, '\\': true, '/': true, 'b': true, 'f': true, 'n': true, 'r': true, 't': true}
+
 // String reads the string whose opening quote is at i and returns the
 // offset after its closing quote and what its content holds. Control
 // characters must be escaped and every escape must be one of RFC 8259 §7;
@@ -244,6 +248,10 @@ func String[T Text](d T, i int, rules Rules) (int, Content, Fault) {
 			return j + 1, c, None
 		case b == '\\':
 			c |= Escaped
+			if j+1 < len(d) && shortEscape[d[j+1]] {
+				j += 2 // the common escapes without a call
+				continue
+			}
 			var f Fault
 			if j, f = escape(d, j, rules); f != None {
 				return j, c, f
