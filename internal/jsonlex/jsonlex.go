@@ -1,20 +1,22 @@
 // Package jsonlex is the lexical layer of JSON text (RFC 8259): white
 // space, the literals true, false and null, numbers, strings with their
 // escapes, surrogate pairs and UTF-8, and the brackets and commas around
-// the members of an array or object. The project's three JSON readers share it, so that one piece of
-// code decides what a JSON token is: internal/strictjson (documents from
-// outside, parsed into a tree with positions), internal/jsonscan (the
-// providers' stream chunks, pulled without allocating) and the strict
-// single pass of mcp/jsonrpc.
+// the members of an array or object. The project's three JSON readers
+// share it, so that one piece of code decides what a JSON token is:
+// internal/strictjson (documents from outside, parsed into a tree with
+// positions), internal/jsonscan (the providers' stream chunks, pulled
+// without allocating) and the strict single pass of mcp/jsonrpc.
 //
 // Each reader keeps its own structure, limits and diagnostics. A function
 // here returns the offset where it stopped and, for malformed input, a
 // Fault that names what is wrong at that offset; the reader words the
-// error and says where (a line and column, or a byte offset).
+// error and says where (a line and column, or a byte offset). String takes
+// Rules, the checks beyond the grammar that a reader's contract asks for.
 //
 // The functions read string and []byte alike (jsonscan reads strings, the
 // strict decoders byte slices); only Unescape allocates, once, for its
-// result.
+// result. The small ones (Space, Literal, PlainString, Open, Next) are
+// inlined into the readers, so that the common token costs no call.
 //
 // Imports: standard library only (architecture.md, pure leaves).
 package jsonlex
@@ -211,8 +213,8 @@ var plain = func() (t [256]bool) {
 }()
 
 // PlainString reads the string whose opening quote is at i when its
-// content is plain: printable ASCII without escapes, as most keys and short
-// values are. It returns the offset after the closing quote, or -1 for any
+// content is plain: ASCII without control characters and escapes, as most
+// keys and short values are. It returns the offset after the closing quote, or -1 for any
 // other string, which String then reads. It is small enough to be inlined,
 // so a reader on a hot path decides the common string without a call.
 func PlainString[T Text](d T, i int) int {
