@@ -111,10 +111,13 @@ func allowedImport(from, imp string, std bool) (bool, string) {
 	to := rel(imp)
 	if pure {
 		// Pure leaves may use strictjson, itself a pure leaf, so that every
-		// parser of outside JSON shares one strict decoder, and quote, so
-		// that every diagnostic cuts what it quotes (docs/design.md);
-		// internal packages may use other internal primitives.
-		return to == "internal/strictjson" || to == "internal/quote" || under(from, "internal") && under(to, "internal"), "pure leaves import the standard library only"
+		// parser of outside JSON shares one strict decoder; jsonlex, the
+		// lexical layer under it, so that the JSON readers that cannot use
+		// a tree (the JSON-RPC single pass) read tokens with the same code;
+		// and quote, so that every diagnostic cuts what it quotes
+		// (docs/design.md). Internal packages may use other internal
+		// primitives.
+		return to == "internal/strictjson" || to == "internal/jsonlex" || to == "internal/quote" || under(from, "internal") && under(to, "internal"), "pure leaves import the standard library only"
 	}
 	switch {
 	case from == "" || under(from, "interop"):
@@ -195,6 +198,9 @@ func TestImportRuleTable(t *testing.T) {
 		{"a pure leaf may import strictjson", "tui/keys", "agent/internal/strictjson", false, true},
 		{"a pure leaf imports no other internal package", "tui/keys", "agent/internal/securefile", false, false},
 		{"mcp/jsonrpc may import strictjson", "mcp/jsonrpc", "agent/internal/strictjson", false, true},
+		{"mcp/jsonrpc may import the lexer", "mcp/jsonrpc", "agent/internal/jsonlex", false, true},
+		{"mcp/jsonrpc imports no jsonscan", "mcp/jsonrpc", "agent/internal/jsonscan", false, false},
+		{"jsonscan may import the lexer", "internal/jsonscan", "agent/internal/jsonlex", false, true},
 		{"tui/keymap may import tui/keys", "tui/keymap", "agent/tui/keys", false, true},
 		{"tui/keymap may import internal packages", "tui/keymap", "agent/internal/securefile", false, true},
 		{"an internal package imports no config", "internal/strictjson", "agent/config", false, false},

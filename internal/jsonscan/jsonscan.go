@@ -5,12 +5,16 @@
 // escapes come back as substrings of the input, so a chunk decodes with
 // few or no allocations.
 //
-// It checks the JSON grammar of everything it reads or skips, bounds
+// It checks the JSON grammar of everything it reads or skips (the tokens
+// through internal/jsonlex, which the strict decoders share), bounds
 // nesting (MaxDepth), and after the first error every call returns a zero
-// value; Err reports the error. It is not for security-relevant documents
-// (use internal/strictjson): duplicate keys are the caller's business.
+// value; Err reports the error. It reads strings as encoding/json does:
+// invalid UTF-8 and escaped surrogates that do not pair become U+FFFD. It
+// is not for security-relevant documents (use internal/strictjson):
+// duplicate keys are the caller's business.
 //
-// Imports: standard library only (architecture.md, pure leaves).
+// Imports: the standard library and internal/jsonlex (architecture.md,
+// pure leaves).
 package jsonscan
 
 import (
@@ -18,8 +22,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"agent/internal/jsonlex"
 )
 
 // MaxDepth bounds the nesting of arrays and objects.
@@ -76,16 +81,7 @@ func (sc *Scanner) fail(what string) {
 	}
 }
 
-func (sc *Scanner) ws() {
-	for sc.i < len(sc.s) {
-		switch sc.s[sc.i] {
-		case ' ', '\t', '\n', '\r':
-			sc.i++
-		default:
-			return
-		}
-	}
-}
+func (sc *Scanner) ws() { sc.i = jsonlex.Space(sc.s, sc.i) }
 
 // Peek returns the kind of the next value without consuming it.
 func (sc *Scanner) Peek() Kind {
@@ -110,19 +106,21 @@ func (sc *Scanner) Peek() Kind {
 	return Invalid
 }
 
-func (sc *Scanner) literal(lit string) bool {
-	if strings.HasPrefix(sc.s[sc.i:], lit) {
-		sc.i += len(lit)
-		return true
+// literal consumes the literal that begins at sc.i.
+func (sc *Scanner) literal() bool {
+	end, f := jsonlex.Literal(sc.s, sc.i)
+	if f != jsonlex.None {
+		sc.fail("invalid literal")
+		return false
 	}
-	sc.fail("invalid literal")
-	return false
+	sc.i = end
+	return true
 }
 
 // Null consumes a null and reports whether the next value was one.
 func (sc *Scanner) Null() bool {
 	if sc.Peek() == Null {
-		return sc.literal("null")
+		return sc.literal()
 	}
 	return false
 }
@@ -140,7 +138,7 @@ func (sc *Scanner) open(k Kind, c byte) bool {
 	switch sc.Peek() {
 	case k:
 	case Null:
-		sc.literal("null")
+		sc.literal()
 		return false
 	default:
 		sc.fail("want " + string(c))
@@ -198,6 +196,11 @@ func (sc *Scanner) More() bool {
 
 // Key reads a member's name and its colon.
 func (sc *Scanner) Key() string {
+	// A name is a string (RFC 8259 §4); String would read null as "".
+	if sc.Peek() == Null {
+		sc.fail("want a string")
+		return ""
+	}
 	k := sc.String()
 	sc.ws()
 	if sc.err == nil {
@@ -215,104 +218,45 @@ func (sc *Scanner) String() string {
 	switch sc.Peek() {
 	case String:
 	case Null:
-		sc.literal("null")
+		sc.literal()
 		return ""
 	default:
 		sc.fail("want a string")
 		return ""
 	}
-	start := sc.i + 1
-	ascii := true // most keys and values: no UTF-8 check needed
-	for j := start; j < len(sc.s); j++ {
-		switch c := sc.s[j]; {
-		case c >= utf8.RuneSelf:
-			ascii = false
-		case c == '"':
-			sc.i = j + 1
-			if !ascii && !utf8.ValidString(sc.s[start:j]) {
-				return fixUTF8(sc.s[start:j])
-			}
-			return sc.s[start:j]
-		case c == '\\':
-			return sc.unescape(start, j)
-		case c < 0x20:
-			sc.i = j
-			sc.fail("control character in a string")
-			return ""
-		}
+	end, c, f := jsonlex.PlainString(sc.s, sc.i), jsonlex.Content(0), jsonlex.None
+	if end < 0 {
+		end, c, f = jsonlex.String(sc.s, sc.i, 0)
 	}
-	sc.fail("unterminated string")
-	return ""
+	switch f {
+	case jsonlex.None:
+	case jsonlex.Unterminated, jsonlex.UnterminatedEscape:
+		// Reported at the opening quote.
+		sc.fail("unterminated string")
+		return ""
+	default:
+		sc.i = end
+		sc.fail(stringFaults[f])
+		return ""
+	}
+	// Without escapes the value is a substring of the input: no
+	// allocation, and most keys and values are ASCII, so no UTF-8 check.
+	v := sc.s[sc.i+1 : end-1]
+	sc.i = end
+	if c&jsonlex.Escaped != 0 {
+		v = jsonlex.Unescape(v)
+	}
+	if c&jsonlex.NonASCII != 0 && !utf8.ValidString(v) {
+		return fixUTF8(v)
+	}
+	return v
 }
 
-// unescape decodes a string with escapes; s[start:j] holds none.
-func (sc *Scanner) unescape(start, j int) string {
-	var b strings.Builder
-	b.Grow(j - start + 16)
-	b.WriteString(sc.s[start:j])
-	for j < len(sc.s) {
-		c := sc.s[j]
-		switch {
-		case c == '"':
-			sc.i = j + 1
-			if s := b.String(); !utf8.ValidString(s) {
-				return fixUTF8(s)
-			}
-			return b.String()
-		case c < 0x20:
-			sc.i = j
-			sc.fail("control character in a string")
-			return ""
-		case c != '\\':
-			b.WriteByte(c)
-			j++
-			continue
-		}
-		if j+1 >= len(sc.s) {
-			break
-		}
-		switch e := sc.s[j+1]; e {
-		case '"', '\\', '/':
-			b.WriteByte(e)
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'u':
-			r, ok := hex4(sc.s, j+2)
-			if !ok {
-				sc.i = j
-				sc.fail("invalid \\u escape")
-				return ""
-			}
-			j += 6
-			if utf16.IsSurrogate(r) {
-				if r2, ok := hex4(sc.s, j+2); ok && j+1 < len(sc.s) && sc.s[j] == '\\' && sc.s[j+1] == 'u' {
-					if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-						b.WriteRune(d)
-						j += 6
-						continue
-					}
-				}
-				r = utf8.RuneError
-			}
-			b.WriteRune(r)
-			continue
-		default:
-			sc.i = j
-			sc.fail("invalid escape")
-			return ""
-		}
-		j += 2
-	}
-	sc.fail("unterminated string")
-	return ""
+// stringFaults words the faults jsonlex.String reports without rules.
+var stringFaults = [...]string{
+	jsonlex.ControlChar: "control character in a string",
+	jsonlex.BadEscape:   "invalid escape",
+	jsonlex.BadHex:      "invalid \\u escape",
 }
 
 // fixUTF8 replaces each byte of invalid UTF-8 with U+FFFD, as
@@ -332,67 +276,16 @@ func fixUTF8(s string) string {
 	return b.String()
 }
 
-func hex4(s string, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range []byte(s[i : i+4]) {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
-}
-
 // number consumes a number and returns its text.
 func (sc *Scanner) number() string {
-	start := sc.i
-	j := sc.i
-	if j < len(sc.s) && sc.s[j] == '-' {
-		j++
-	}
-	digits := func() int {
-		n := 0
-		for j < len(sc.s) && sc.s[j] >= '0' && sc.s[j] <= '9' {
-			j++
-			n++
-		}
-		return n
-	}
-	if j < len(sc.s) && sc.s[j] == '0' {
-		j++
-	} else if digits() == 0 {
+	end, f := jsonlex.Number(sc.s, sc.i)
+	if f != jsonlex.None {
 		sc.fail("invalid number")
 		return ""
 	}
-	if j < len(sc.s) && sc.s[j] == '.' {
-		j++
-		if digits() == 0 {
-			sc.fail("invalid number")
-			return ""
-		}
-	}
-	if j < len(sc.s) && (sc.s[j] == 'e' || sc.s[j] == 'E') {
-		j++
-		if j < len(sc.s) && (sc.s[j] == '+' || sc.s[j] == '-') {
-			j++
-		}
-		if digits() == 0 {
-			sc.fail("invalid number")
-			return ""
-		}
-	}
-	sc.i = j
-	return sc.s[start:j]
+	start := sc.i
+	sc.i = end
+	return sc.s[start:end]
 }
 
 // Int reads a number as an int (a fraction is truncated; out-of-range
@@ -401,7 +294,7 @@ func (sc *Scanner) Int() int {
 	switch sc.Peek() {
 	case Number:
 	case Null:
-		sc.literal("null")
+		sc.literal()
 		return 0
 	default:
 		sc.fail("want a number")
@@ -453,13 +346,9 @@ func (sc *Scanner) Skip() {
 	case Number:
 		sc.number()
 	case Null:
-		sc.literal("null")
+		sc.literal()
 	case Bool:
-		if sc.s[sc.i] == 't' {
-			sc.literal("true")
-		} else {
-			sc.literal("false")
-		}
+		sc.literal()
 	default:
 		if sc.i >= len(sc.s) {
 			sc.fail("unexpected end")

@@ -16,7 +16,7 @@ func valid(s string) error {
 
 func TestGrammar(t *testing.T) {
 	good := []string{`{}`, `[]`, `null`, `true`, `false`, `0`, `-0.5e+10`, `"a\u00e9\ud83d\ude00\n"`, ` { "a" : [1, {"b": null}, "c"] } `, `[[[]]]`, `"\/"`}
-	bad := []string{``, `{`, `{"a"}`, `{"a":1,}`, `[1,]`, `[1 2]`, `01`, `1.`, `-`, `1e`, `"abc`, `"\x"`, `"\u12"`, "\"a\x01\"", `nul`, `{"a":1}x`, `{1:2}`, `[,1]`, strings.Repeat("[", 65) + strings.Repeat("]", 65)}
+	bad := []string{``, `{`, `{"a"}`, `{"a":1,}`, `[1,]`, `[1 2]`, `01`, `1.`, `-`, `1e`, `"abc`, `"\x"`, `"\u12"`, "\"a\x01\"", `nul`, `{"a":1}x`, `{1:2}`, `{null:2}`, `[,1]`, strings.Repeat("[", 65) + strings.Repeat("]", 65)}
 	for _, s := range good {
 		if err := valid(s); err != nil {
 			t.Errorf("%q: %v", s, err)
@@ -108,4 +108,31 @@ func FuzzScanner(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A chat-completion chunk as the providers' streams send it: the whole of
+// it is walked and checked, strings come back as substrings.
+const benchChunk = `{"id":"chatcmpl-9x2Yk7","object":"chat.completion.chunk","created":1700000000,"model":"model-name-1","system_fingerprint":"fp_44709d6fcb","choices":[{"index":0,"delta":{"content":" the"},"logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":12,"completion_tokens":-3,"ratio":0.25e-2}}`
+
+// A tool-argument delta: a JSON text inside a string, so escapes on
+// every quote.
+const benchEscaped = `"{\"path\": \"internal/jsonscan/jsonscan.go\", \"old\": \"\\tsc.ws()\\n\", \"new\": \"\\tsc.ws() // caf\u00e9 \ud83d\ude00\\n\"}"`
+
+func benchScan(b *testing.B, doc string, read func(*Scanner)) {
+	var sc Scanner
+	b.ReportAllocs()
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		sc.Reset(doc)
+		read(&sc)
+		if sc.Done() != nil {
+			b.Fatal(sc.Err())
+		}
+	}
+}
+
+func BenchmarkSkip(b *testing.B) { benchScan(b, benchChunk, (*Scanner).Skip) }
+
+func BenchmarkStringEscaped(b *testing.B) {
+	benchScan(b, benchEscaped, func(sc *Scanner) { _ = sc.String() })
 }

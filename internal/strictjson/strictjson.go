@@ -8,8 +8,12 @@
 // It has two layers. Parse builds a Value tree that keeps every key's
 // position, for validators that report each problem with its JSONPath.
 // Unmarshal checks the tree against a Go type and then decodes into it.
+// The tokens (white space, literals, numbers, strings) are read by
+// internal/jsonlex, the lexical layer every JSON reader of the project
+// shares.
 //
-// Imports: standard library only (architecture.md, pure leaves).
+// Imports: the standard library, internal/jsonlex and internal/quote
+// (architecture.md, pure leaves; docs/design.md).
 package strictjson
 
 import (
@@ -18,9 +22,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
+	"agent/internal/jsonlex"
 	"agent/internal/quote"
 )
 
@@ -154,13 +158,15 @@ func (e *SyntaxError) Error() string {
 }
 
 // Parse parses exactly one JSON value (surrounded by optional white space)
-// into a tree. Duplicate keys in any object, invalid UTF-8, trailing data
-// and documents over the limits are errors.
+// into a tree. Duplicate keys in any object, invalid UTF-8, escaped
+// surrogates that do not pair, trailing data and documents over the limits
+// are errors.
 func Parse(data []byte, opts Options) (*Value, error) {
 	if len(data) > opts.maxBytes() {
 		return nil, fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(data), opts.maxBytes())
 	}
-	p := parser{data: data, line: 1, lineStart: 0, maxDepth: opts.maxDepth()}
+	p := parser{data: data, line: 1, maxDepth: opts.maxDepth()}
+	p.nextLF = p.lineFeed(0)
 	// A UTF-8 byte order mark is not JSON (RFC 8259 §8.1: must not add one).
 	p.skipSpace()
 	if p.pos >= len(p.data) {
@@ -178,33 +184,55 @@ func Parse(data []byte, opts Options) (*Value, error) {
 }
 
 type parser struct {
-	data      []byte
-	pos       int
+	data     []byte
+	pos      int
+	maxDepth int
+	// Offsets from lineStart up to nextLF, the next line feed (len(data)
+	// when there is none), are on line line.
 	line      int
 	lineStart int
-	maxDepth  int
+	nextLF    int
+}
+
+// at returns the line and column (1-based, column in bytes) of offset off.
+// Line feeds occur only in white space (a string refuses them unescaped),
+// so white space is skipped by the shared lexer and lines are found on
+// demand: one search for each line feed while the parse moves forward, and
+// none for a position on the line already found.
+func (p *parser) at(off int) (line, col int) {
+	if off < p.lineStart {
+		p.line, p.lineStart, p.nextLF = 1, 0, p.lineFeed(0)
+	}
+	for p.nextLF < off {
+		p.line++
+		p.lineStart = p.nextLF + 1
+		p.nextLF = p.lineFeed(p.lineStart)
+	}
+	return p.line, off - p.lineStart + 1
+}
+
+// lineFeed returns the offset of the first line feed at or after i, or
+// len(p.data).
+func (p *parser) lineFeed(i int) int {
+	if j := bytes.IndexByte(p.data[i:], '\n'); j >= 0 {
+		return i + j
+	}
+	return len(p.data)
 }
 
 func (p *parser) errorf(format string, args ...any) error {
-	return &SyntaxError{Line: p.line, Col: p.pos - p.lineStart + 1, Msg: fmt.Sprintf(format, args...)}
+	return p.errorAt(p.pos, fmt.Sprintf(format, args...))
 }
 
-func (p *parser) skipSpace() {
-	for p.pos < len(p.data) {
-		switch p.data[p.pos] {
-		case ' ', '\t', '\r':
-			p.pos++
-		case '\n':
-			p.pos++
-			p.line++
-			p.lineStart = p.pos
-		default:
-			return
-		}
-	}
+// errorAt reports an error at an offset.
+func (p *parser) errorAt(off int, msg string) error {
+	line, col := p.at(off)
+	return &SyntaxError{Line: line, Col: col, Msg: msg}
 }
 
-func (p *parser) here() (int, int) { return p.line, p.pos - p.lineStart + 1 }
+func (p *parser) skipSpace() { p.pos = jsonlex.Space(p.data, p.pos) }
+
+func (p *parser) here() (int, int) { return p.at(p.pos) }
 
 func (p *parser) value(depth int) (*Value, error) {
 	if p.pos >= len(p.data) {
@@ -235,21 +263,14 @@ func (p *parser) value(depth int) (*Value, error) {
 			return nil, err
 		}
 		return &Value{Kind: Number, Line: line, Col: col, Str: s}, nil
-	case c == 't':
-		if err := p.literal("true"); err != nil {
+	case c == 't' || c == 'f' || c == 'n':
+		if err := p.literal(); err != nil {
 			return nil, err
 		}
-		return &Value{Kind: Bool, Line: line, Col: col, Bool: true}, nil
-	case c == 'f':
-		if err := p.literal("false"); err != nil {
-			return nil, err
+		if c == 'n' {
+			return &Value{Kind: Null, Line: line, Col: col}, nil
 		}
-		return &Value{Kind: Bool, Line: line, Col: col}, nil
-	case c == 'n':
-		if err := p.literal("null"); err != nil {
-			return nil, err
-		}
-		return &Value{Kind: Null, Line: line, Col: col}, nil
+		return &Value{Kind: Bool, Line: line, Col: col, Bool: c == 't'}, nil
 	}
 	return nil, p.errorf("unexpected character %s", quoteByte(c))
 }
@@ -261,20 +282,27 @@ func quoteByte(c byte) string {
 	return fmt.Sprintf("0x%02x", c)
 }
 
-func (p *parser) literal(word string) error {
-	if !bytes.HasPrefix(p.data[p.pos:], []byte(word)) {
+// literal reads the true, false or null that begins at p.pos.
+func (p *parser) literal() error {
+	end, f := jsonlex.Literal(p.data, p.pos)
+	if f != jsonlex.None {
+		word := "null"
+		switch p.data[p.pos] {
+		case 't':
+			word = "true"
+		case 'f':
+			word = "false"
+		}
 		return p.errorf("invalid literal (expected %s)", word)
 	}
-	p.pos += len(word)
+	p.pos = end
 	return nil
 }
 
 func (p *parser) object(depth, line, col int) (*Value, error) {
 	v := &Value{Kind: Object, Line: line, Col: col}
-	p.pos++ // '{'
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == '}' {
-		p.pos++
+	var empty bool
+	if p.pos, empty = jsonlex.Open(p.data, p.pos, '}'); empty {
 		return v, nil
 	}
 	var seen map[string]struct{}
@@ -320,28 +348,19 @@ func (p *parser) object(depth, line, col int) (*Value, error) {
 			return nil, err
 		}
 		v.Members = append(v.Members, Member{Key: key, Line: kl, Col: kc, Value: mv})
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return nil, p.errorf("unexpected end of input in object")
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case '}':
-			p.pos++
+		if more, err := p.next('}', "object"); !more {
+			if err != nil {
+				return nil, err
+			}
 			return v, nil
-		default:
-			return nil, p.errorf("expected ',' or '}' in object, found %s", quoteByte(p.data[p.pos]))
 		}
 	}
 }
 
 func (p *parser) array(depth, line, col int) (*Value, error) {
 	v := &Value{Kind: Array, Line: line, Col: col}
-	p.pos++ // '['
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == ']' {
-		p.pos++
+	var empty bool
+	if p.pos, empty = jsonlex.Open(p.data, p.pos, ']'); empty {
 		return v, nil
 	}
 	for {
@@ -351,195 +370,90 @@ func (p *parser) array(depth, line, col int) (*Value, error) {
 			return nil, err
 		}
 		v.Items = append(v.Items, item)
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return nil, p.errorf("unexpected end of input in array")
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case ']':
-			p.pos++
+		if more, err := p.next(']', "array"); !more {
+			if err != nil {
+				return nil, err
+			}
 			return v, nil
-		default:
-			return nil, p.errorf("expected ',' or ']' in array, found %s", quoteByte(p.data[p.pos]))
 		}
 	}
 }
 
-// number scans an RFC 8259 §6 number and returns its literal text.
+// next reads the comma (more) or the closing bracket after a member.
+func (p *parser) next(closer byte, in string) (more bool, err error) {
+	end, more, f := jsonlex.Next(p.data, p.pos, closer)
+	p.pos = end
+	switch f {
+	case jsonlex.EndOfInput:
+		return false, p.errorf("unexpected end of input in %s", in)
+	case jsonlex.Unexpected:
+		return false, p.errorf("expected ',' or '%c' in %s, found %s", closer, in, quoteByte(p.data[end]))
+	}
+	return more, nil
+}
+
+// number reads an RFC 8259 §6 number and returns its literal text.
 func (p *parser) number() (string, error) {
-	start := p.pos
-	d := p.data
-	if d[p.pos] == '-' {
-		p.pos++
+	end, f := jsonlex.Number(p.data, p.pos)
+	if f != jsonlex.None {
+		p.pos = end
+		msg := "invalid number"
+		switch f {
+		case jsonlex.NoFractionDigits:
+			msg += ": digits expected after '.'"
+		case jsonlex.NoExponentDigits:
+			msg += ": digits expected in exponent"
+		}
+		return "", p.errorf("%s", msg)
 	}
-	switch {
-	case p.pos < len(d) && d[p.pos] == '0':
-		p.pos++
-	case p.pos < len(d) && d[p.pos] >= '1' && d[p.pos] <= '9':
-		for p.pos < len(d) && d[p.pos] >= '0' && d[p.pos] <= '9' {
-			p.pos++
-		}
-	default:
-		return "", p.errorf("invalid number")
-	}
-	if p.pos < len(d) && d[p.pos] == '.' {
-		p.pos++
-		n := p.pos
-		for p.pos < len(d) && d[p.pos] >= '0' && d[p.pos] <= '9' {
-			p.pos++
-		}
-		if p.pos == n {
-			return "", p.errorf("invalid number: digits expected after '.'")
-		}
-	}
-	if p.pos < len(d) && (d[p.pos] == 'e' || d[p.pos] == 'E') {
-		p.pos++
-		if p.pos < len(d) && (d[p.pos] == '+' || d[p.pos] == '-') {
-			p.pos++
-		}
-		n := p.pos
-		for p.pos < len(d) && d[p.pos] >= '0' && d[p.pos] <= '9' {
-			p.pos++
-		}
-		if p.pos == n {
-			return "", p.errorf("invalid number: digits expected in exponent")
-		}
-	}
-	return string(d[start:p.pos]), nil
+	s := string(p.data[p.pos:end])
+	p.pos = end
+	return s, nil
 }
 
-// str scans a string starting at the opening quote and returns its decoded
+// str reads a string starting at the opening quote and returns its decoded
 // content. Control characters must be escaped; the input must be UTF-8;
 // escaped surrogates must pair.
 func (p *parser) str() (string, error) {
+	end, c, f := jsonlex.PlainString(p.data, p.pos), jsonlex.Content(0), jsonlex.None
+	if end < 0 {
+		end, c, f = jsonlex.String(p.data, p.pos, jsonlex.PairSurrogates)
+	}
+	if f != jsonlex.None {
+		p.pos = end
+		return "", p.stringError(f)
+	}
+	raw := p.data[p.pos+1 : end-1]
+	start := p.pos + 1
+	p.pos = end
+	// Invalid UTF-8 is reported where the string's text begins, once the
+	// string is otherwise well-formed.
+	if c&jsonlex.NonASCII != 0 && !utf8.Valid(raw) {
+		return "", p.errorAt(start, "invalid UTF-8 in string")
+	}
+	if c&jsonlex.Escaped == 0 {
+		return string(raw), nil
+	}
+	return jsonlex.Unescape(raw), nil
+}
+
+// stringError words a fault of a string at p.pos.
+func (p *parser) stringError(f jsonlex.Fault) error {
 	d := p.data
-	p.pos++ // opening quote
-	start := p.pos
-	// Fast path: no escapes.
-	for p.pos < len(d) {
-		c := d[p.pos]
-		if c == '"' {
-			s := d[start:p.pos]
-			if !utf8.Valid(s) {
-				return "", p.errorAt(start, "invalid UTF-8 in string")
-			}
-			p.pos++
-			return string(s), nil
+	switch f {
+	case jsonlex.Unterminated, jsonlex.UnterminatedEscape:
+		return p.errorf("unterminated string")
+	case jsonlex.ControlChar:
+		return p.errorf("control character %s in string", quoteByte(d[p.pos]))
+	case jsonlex.BadEscape:
+		return p.errorf("invalid escape %s in string", quoteByte(d[p.pos+1]))
+	case jsonlex.BadHex, jsonlex.BadLowHex:
+		if p.pos+6 > len(d) {
+			return p.errorf("truncated \\u escape")
 		}
-		if c == '\\' {
-			break
-		}
-		if c < 0x20 {
-			return "", p.errorf("control character %s in string", quoteByte(c))
-		}
-		p.pos++
+		return p.errorf("invalid \\u escape")
 	}
-	var b strings.Builder
-	b.Write(d[start:p.pos])
-	for {
-		if p.pos >= len(d) {
-			return "", p.errorf("unterminated string")
-		}
-		c := d[p.pos]
-		switch {
-		case c == '"':
-			p.pos++
-			s := b.String()
-			if !utf8.ValidString(s) {
-				return "", p.errorAt(start, "invalid UTF-8 in string")
-			}
-			return s, nil
-		case c < 0x20:
-			return "", p.errorf("control character %s in string", quoteByte(c))
-		case c == '\\':
-			if p.pos+1 >= len(d) {
-				return "", p.errorf("unterminated string")
-			}
-			e := d[p.pos+1]
-			switch e {
-			case '"', '\\', '/':
-				b.WriteByte(e)
-				p.pos += 2
-			case 'b':
-				b.WriteByte('\b')
-				p.pos += 2
-			case 'f':
-				b.WriteByte('\f')
-				p.pos += 2
-			case 'n':
-				b.WriteByte('\n')
-				p.pos += 2
-			case 'r':
-				b.WriteByte('\r')
-				p.pos += 2
-			case 't':
-				b.WriteByte('\t')
-				p.pos += 2
-			case 'u':
-				r, err := p.hex4(p.pos + 2)
-				if err != nil {
-					return "", err
-				}
-				p.pos += 6
-				if r >= 0xD800 && r < 0xDC00 {
-					if p.pos+1 < len(d) && d[p.pos] == '\\' && d[p.pos+1] == 'u' {
-						r2, err := p.hex4(p.pos + 2)
-						if err != nil {
-							return "", err
-						}
-						if r2 >= 0xDC00 && r2 < 0xE000 {
-							p.pos += 6
-							r = 0x10000 + (r-0xD800)<<10 + (r2 - 0xDC00)
-							b.WriteRune(r)
-							continue
-						}
-					}
-					return "", p.errorf("unpaired surrogate in string escape")
-				}
-				if r >= 0xDC00 && r < 0xE000 {
-					return "", p.errorf("unpaired surrogate in string escape")
-				}
-				b.WriteRune(r)
-			default:
-				return "", p.errorf("invalid escape %s in string", quoteByte(e))
-			}
-		default:
-			b.WriteByte(c)
-			p.pos++
-		}
-	}
-}
-
-func (p *parser) hex4(at int) (rune, error) {
-	if at+4 > len(p.data) {
-		return 0, p.errorf("truncated \\u escape")
-	}
-	var r rune
-	for _, c := range p.data[at : at+4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c-'a') + 10
-		case c >= 'A' && c <= 'F':
-			r |= rune(c-'A') + 10
-		default:
-			return 0, p.errorf("invalid \\u escape")
-		}
-	}
-	return r, nil
-}
-
-// errorAt reports an error at an earlier offset on the current line.
-func (p *parser) errorAt(off int, msg string) error {
-	line, lineStart := p.line, p.lineStart
-	if off < lineStart { // strings cannot span lines, but stay safe
-		off = lineStart
-	}
-	return &SyntaxError{Line: line, Col: off - lineStart + 1, Msg: msg}
+	return p.errorf("%s", f) // an unpaired surrogate
 }
 
 // Path is a JSONPath like $.bindings.chat-input.submit[1], built while a

@@ -257,3 +257,34 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// A settings file as people write it: indented, one member a line, so that
+// white space and line counting are a real part of the work.
+func BenchmarkParseIndented(b *testing.B) {
+	doc := []byte(`{
+  "mcpServers": {
+    "a": {
+      "type": "http",
+      "url": "https://example.invalid/mcp",
+      "headers": {"X": "y"}
+    },
+    "b": {
+      "type": "stdio",
+      "command": "srv",
+      "args": ["--x", "1", "caf\u00e9"]
+    }
+  },
+  "permissions": {
+    "allow": ["Read", "Bash(go test *)"],
+    "deny": ["Bash(rm -rf *)"]
+  },
+  "timeout": 1.5e3
+}
+`)
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if _, err := Parse(doc, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,11 +1,13 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"agent/internal/jsonlex"
 	"agent/internal/quote"
 )
 
@@ -15,7 +17,8 @@ import (
 // simple case folding. The case rule exists because the typed payloads
 // (MCP results, parameters) are decoded with encoding/json, which matches
 // keys to fields case-insensitively: {"isError":false,"IsError":true} would
-// otherwise mean one thing to us and another to a peer.
+// otherwise mean one thing to us and another to a peer. The tokens are read
+// by internal/jsonlex, under its rules CheckUTF8 and PairSurrogates.
 type scanner struct {
 	data     []byte
 	pos      int
@@ -34,15 +37,19 @@ func (s *scanner) errorf(format string, args ...any) error {
 	return &syntaxError{off: s.pos, msg: fmt.Sprintf(format, args...)}
 }
 
-func (s *scanner) skipSpace() {
-	for s.pos < len(s.data) {
-		switch s.data[s.pos] {
-		case ' ', '\t', '\r', '\n':
-			s.pos++
-		default:
-			return
-		}
+func (s *scanner) skipSpace() { s.pos = jsonlex.Space(s.data, s.pos) }
+
+// advance moves past a token the lexer read up to end, or reports its
+// fault there.
+func (s *scanner) advance(end int, f jsonlex.Fault) error {
+	s.pos = end
+	switch f {
+	case jsonlex.None:
+		return nil
+	case jsonlex.BadEscape:
+		return s.errorf("invalid escape character %q", quote.V(s.data[end+1]))
 	}
+	return s.errorf("%s", f)
 }
 
 // value validates the value at s.pos and leaves s.pos after it.
@@ -59,25 +66,13 @@ func (s *scanner) value(depth int) error {
 	case c == '"':
 		_, _, err := s.str(false)
 		return err
-	case c == 't':
-		return s.literal("true")
-	case c == 'f':
-		return s.literal("false")
-	case c == 'n':
-		return s.literal("null")
+	case c == 't' || c == 'f' || c == 'n':
+		return s.advance(jsonlex.Literal(s.data, s.pos))
 	case c == '-' || (c >= '0' && c <= '9'):
-		return s.number()
+		return s.advance(jsonlex.Number(s.data, s.pos))
 	default:
 		return s.errorf("invalid character %q looking for a value", quote.V(c))
 	}
-}
-
-func (s *scanner) literal(word string) error {
-	if len(s.data)-s.pos < len(word) || string(s.data[s.pos:s.pos+len(word)]) != word {
-		return s.errorf("invalid literal")
-	}
-	s.pos += len(word)
-	return nil
 }
 
 // member receives each key of the object being scanned and the span of its
@@ -93,14 +88,12 @@ func (s *scanner) object(depth int, each member) error {
 	if depth > s.maxDepth {
 		return s.errorf("nesting deeper than %d", s.maxDepth)
 	}
-	s.pos++ // '{'
-	var keys []string
-	var folded map[string]struct{}
-	s.skipSpace()
-	if s.pos < len(s.data) && s.data[s.pos] == '}' {
-		s.pos++
+	var empty bool
+	if s.pos, empty = jsonlex.Open(s.data, s.pos, '}'); empty {
 		return nil
 	}
+	var keys []string
+	var folded map[string]struct{}
 	for {
 		s.skipSpace()
 		if s.pos >= len(s.data) || s.data[s.pos] != '"' {
@@ -147,18 +140,8 @@ func (s *scanner) object(depth int, each member) error {
 				return err
 			}
 		}
-		s.skipSpace()
-		if s.pos >= len(s.data) {
-			return s.errorf("unexpected end of input in object")
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
-			return nil
-		default:
-			return s.errorf("expected ',' or '}' in object")
+		if more, err := s.next('}', "object"); !more {
+			return err
 		}
 	}
 }
@@ -167,217 +150,63 @@ func (s *scanner) array(depth int) error {
 	if depth > s.maxDepth {
 		return s.errorf("nesting deeper than %d", s.maxDepth)
 	}
-	s.pos++ // '['
-	s.skipSpace()
-	if s.pos < len(s.data) && s.data[s.pos] == ']' {
-		s.pos++
+	var empty bool
+	if s.pos, empty = jsonlex.Open(s.data, s.pos, ']'); empty {
 		return nil
 	}
 	for {
 		if err := s.value(depth); err != nil {
 			return err
 		}
-		s.skipSpace()
-		if s.pos >= len(s.data) {
-			return s.errorf("unexpected end of input in array")
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case ']':
-			s.pos++
-			return nil
-		default:
-			return s.errorf("expected ',' or ']' in array")
+		if more, err := s.next(']', "array"); !more {
+			return err
 		}
 	}
 }
 
-// number validates an RFC 8259 number and reports whether it is a plain
-// integer literal (no fraction, no exponent).
-func (s *scanner) number() error {
-	_, err := s.numberKind()
-	return err
+// next reads the comma (more) or the closing bracket after a member.
+func (s *scanner) next(closer byte, in string) (more bool, err error) {
+	end, more, f := jsonlex.Next(s.data, s.pos, closer)
+	s.pos = end
+	if f == jsonlex.Unexpected {
+		return false, s.errorf("expected ',' or '%c' in %s", closer, in)
+	}
+	if f != jsonlex.None {
+		return false, s.errorf("%s in %s", f, in)
+	}
+	return more, nil
 }
 
+// numberKind validates an RFC 8259 number and reports whether it is a
+// plain integer literal (no fraction, no exponent).
 func (s *scanner) numberKind() (integer bool, err error) {
-	d := s.data
-	if s.pos < len(d) && d[s.pos] == '-' {
-		s.pos++
+	start := s.pos
+	if err := s.advance(jsonlex.Number(s.data, s.pos)); err != nil {
+		return false, err
 	}
-	switch {
-	case s.pos < len(d) && d[s.pos] == '0':
-		s.pos++
-	case s.pos < len(d) && d[s.pos] >= '1' && d[s.pos] <= '9':
-		for s.pos < len(d) && d[s.pos] >= '0' && d[s.pos] <= '9' {
-			s.pos++
-		}
-	default:
-		return false, s.errorf("invalid number")
-	}
-	integer = true
-	if s.pos < len(d) && d[s.pos] == '.' {
-		integer = false
-		s.pos++
-		if s.pos >= len(d) || d[s.pos] < '0' || d[s.pos] > '9' {
-			return false, s.errorf("invalid number: digit expected after '.'")
-		}
-		for s.pos < len(d) && d[s.pos] >= '0' && d[s.pos] <= '9' {
-			s.pos++
-		}
-	}
-	if s.pos < len(d) && (d[s.pos] == 'e' || d[s.pos] == 'E') {
-		integer = false
-		s.pos++
-		if s.pos < len(d) && (d[s.pos] == '+' || d[s.pos] == '-') {
-			s.pos++
-		}
-		if s.pos >= len(d) || d[s.pos] < '0' || d[s.pos] > '9' {
-			return false, s.errorf("invalid number: digit expected in exponent")
-		}
-		for s.pos < len(d) && d[s.pos] >= '0' && d[s.pos] <= '9' {
-			s.pos++
-		}
-	}
-	return integer, nil
+	return !bytes.ContainsAny(s.data[start:s.pos], ".eE"), nil
 }
 
 // str validates the string at s.pos. With decode it also returns the
 // decoded value (for keys and for the few envelope members that are
 // strings); raw is the text between the quotes.
 func (s *scanner) str(decode bool) (val string, raw []byte, err error) {
-	s.pos++ // opening quote
-	start := s.pos
-	escaped := false
-	d := s.data
-	for s.pos < len(d) {
-		c := d[s.pos]
-		switch {
-		case c == '"':
-			raw = d[start:s.pos]
-			s.pos++
-			if !decode {
-				return "", raw, nil
-			}
-			if !escaped {
-				return string(raw), raw, nil
-			}
-			return unescape(raw), raw, nil
-		case c == '\\':
-			escaped = true
-			if err := s.escape(); err != nil {
-				return "", nil, err
-			}
-		case c < 0x20:
-			return "", nil, s.errorf("control character in string")
-		case c < utf8.RuneSelf:
-			s.pos++
-		default:
-			r, size := utf8.DecodeRune(d[s.pos:])
-			if r == utf8.RuneError && size == 1 {
-				return "", nil, s.errorf("invalid UTF-8 in string")
-			}
-			s.pos += size
-		}
+	end, c, f := jsonlex.PlainString(s.data, s.pos), jsonlex.Content(0), jsonlex.None
+	if end < 0 {
+		end, c, f = jsonlex.String(s.data, s.pos, jsonlex.CheckUTF8|jsonlex.PairSurrogates)
 	}
-	return "", nil, s.errorf("unterminated string")
-}
-
-// escape validates the escape sequence at s.pos (the backslash).
-func (s *scanner) escape() error {
-	d := s.data
-	if s.pos+1 >= len(d) {
-		return s.errorf("unterminated escape")
+	if f != jsonlex.None {
+		return "", nil, s.advance(end, f)
 	}
-	switch d[s.pos+1] {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		s.pos += 2
-		return nil
-	case 'u':
-		r, ok := hex4(d, s.pos+2)
-		if !ok {
-			return s.errorf("invalid \\u escape")
-		}
-		s.pos += 6
-		switch {
-		case r >= 0xD800 && r < 0xDC00:
-			// A high surrogate must be followed by an escaped low one.
-			if s.pos+1 >= len(d) || d[s.pos] != '\\' || d[s.pos+1] != 'u' {
-				return s.errorf("unpaired surrogate in string escape")
-			}
-			r2, ok := hex4(d, s.pos+2)
-			if !ok || r2 < 0xDC00 || r2 > 0xDFFF {
-				return s.errorf("unpaired surrogate in string escape")
-			}
-			s.pos += 6
-		case r >= 0xDC00 && r <= 0xDFFF:
-			return s.errorf("unpaired surrogate in string escape")
-		}
-		return nil
-	default:
-		return s.errorf("invalid escape character %q", quote.V(d[s.pos+1]))
+	raw = s.data[s.pos+1 : end-1]
+	s.pos = end
+	switch {
+	case !decode:
+		return "", raw, nil
+	case c&jsonlex.Escaped == 0:
+		return string(raw), raw, nil
 	}
-}
-
-func hex4(d []byte, at int) (rune, bool) {
-	if at+4 > len(d) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range d[at : at+4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
-}
-
-// unescape decodes the text of a string already validated by str.
-func unescape(raw []byte) string {
-	var b strings.Builder
-	b.Grow(len(raw))
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c != '\\' {
-			b.WriteByte(c)
-			i++
-			continue
-		}
-		switch raw[i+1] {
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'u':
-			r, _ := hex4(raw, i+2)
-			if r >= 0xD800 && r < 0xDC00 {
-				r2, _ := hex4(raw, i+8)
-				r = 0x10000 + (r-0xD800)<<10 + (r2 - 0xDC00)
-				i += 6
-			}
-			b.WriteRune(r)
-			i += 6
-			continue
-		default: // '"', '\\', '/'
-			b.WriteByte(raw[i+1])
-		}
-		i += 2
-	}
-	return b.String()
+	return jsonlex.Unescape(raw), raw, nil
 }
 
 // foldKey maps a key to a representative of its class under simple case
