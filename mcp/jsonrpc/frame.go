@@ -35,7 +35,7 @@ const readerBuffer = 64 << 10
 func NewReader(r io.Reader, opts ReaderOptions) *Reader {
 	return &Reader{
 		br:   bufio.NewReaderSize(r, readerBuffer),
-		opts: DecodeOptions{MaxMessage: opts.MaxMessage, MaxDepth: opts.MaxDepth},
+		opts: DecodeOptions(opts),
 	}
 }
 
