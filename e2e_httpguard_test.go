@@ -4,7 +4,8 @@ package main
 // goes out without waiting for a body that never comes; a flood of failed
 // requests never locks out a valid client; a flood of idle connections
 // leaves room for clients that send requests (internal/httpguard;
-// decisions.md §3, §4; seed-mcp-events.md §5.1).
+// docs/design.md, "Connection limits and refusals in front of every HTTP
+// server").
 
 import (
 	"bufio"
