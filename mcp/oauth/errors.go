@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Sentinels callers branch on (house style 4).
+// Sentinels callers branch on (CONTRIBUTING.md, "Errors").
 var (
 	// ErrRefused is wrapped by every refusal of a sign-in: the server or
 	// its authorization server does not meet the rules of

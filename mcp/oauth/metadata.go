@@ -12,7 +12,7 @@ import (
 )
 
 // maxMetadata bounds a metadata document, a registration response and a
-// token response (outside input, house style 6).
+// token response (outside input; CONTRIBUTING.md, "Outside input").
 const maxMetadata = 256 << 10
 
 // ResourceMetadata is the part of RFC 9728 protected-resource metadata the
@@ -240,8 +240,9 @@ func redactURL(u *url.URL) string {
 	return sanitize(v.String(), 200)
 }
 
-// sanitize removes control characters from text that came from a server
-// and bounds it, so it cannot drive the terminal (house style 6).
+// sanitize removes control characters from text that came from a server and
+// bounds it, so it cannot drive the terminal (CONTRIBUTING.md, "Outside
+// input").
 func sanitize(s string, max int) string {
 	s = strings.ToValidUTF8(s, "?")
 	s = strings.Map(func(r rune) rune {

@@ -92,7 +92,7 @@ type Credentials struct {
 	Expiry          time.Time `json:"expiry,omitzero"`
 }
 
-// String redacts the secrets (house style 7).
+// String redacts the secrets (CONTRIBUTING.md, "Secrets").
 func (c *Credentials) String() string {
 	return fmt.Sprintf("credentials for %s (issuer %s, expiry %s)", c.Server, c.Issuer, c.Expiry.Format(time.RFC3339))
 }

@@ -32,7 +32,7 @@ type TokenResponse struct {
 	Scope        string
 }
 
-// String redacts the tokens (house style 7).
+// String redacts the tokens (CONTRIBUTING.md, "Secrets").
 func (t *TokenResponse) String() string {
 	return fmt.Sprintf("token response (type %s, expires in %d s, scope %q)", t.TokenType, t.ExpiresIn, quote.V(t.Scope))
 }
