@@ -345,9 +345,10 @@ func serveRemoteHTTP(ctx context.Context, e *env, srv *mcp.Server, plan *servePl
 	return runHTTP(ctx, ln, h, httpguard.Limits{MaxConns: serveMaxConns, MaxPerAddr: serveMaxConnsPerAddr, Exempt: plan.proxies})
 }
 
-// Connection limits of the HTTP modes (docs/design.md, "Connection
-// limits"): enough for many clients at once, few enough that a flood of
-// idle connections costs a few megabytes, not the process's descriptors.
+// Connection limits of the HTTP modes (docs/design.md, "Connection limits
+// and refusals in front of every HTTP server"): enough for many clients at
+// once, few enough that a flood of idle connections costs a few megabytes,
+// not the process's descriptors.
 const (
 	serveMaxConns        = 512
 	serveMaxConnsPerAddr = 64

@@ -792,7 +792,7 @@ func TestE2EServeRemoteNoTrustedProxy(t *testing.T) {
 	}
 }
 
-// ---- benchmarks through the binary (docs/performance.md, "mcp serve") ----
+// ---- benchmarks through the binary (docs/performance.md, "mcp serve (mcp, main)") ----
 //
 // Run: go test -run x -bench Serve -benchtime 200x .
 

@@ -30,7 +30,7 @@ type NetOptions struct {
 	RootCAs *x509.CertPool
 	// InsecureLoopback allows plain http to loopback hosts. Only the
 	// interop test program sets it (interop/README.md, "Conformance
-	// authorization scenarios").
+	// authorization scenarios (`oauth_test.go`)").
 	InsecureLoopback bool
 	// Timeout bounds each OAuth request; 0 means 30 s.
 	Timeout time.Duration

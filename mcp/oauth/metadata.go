@@ -201,7 +201,7 @@ func CheckServerMetadata(m *ServerMetadata, issuer string, insecureLoopback bool
 // fragment (docs/reference/mcp.md, "Sign-in": every endpoint https). Plain
 // http is allowed only with insecureLoopback, for a loopback host, for the
 // interop test program (interop/README.md, "Conformance authorization
-// scenarios").
+// scenarios (`oauth_test.go`)").
 func checkURL(what, raw string, insecureLoopback bool) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.Opaque != "" {
