@@ -8,7 +8,7 @@
 // provider-specific options under their specification names
 // (docs/reference/settings.md, "providers").
 //
-// Imports: the standard library, agent/providers and every provider
+// Imports: the standard library, agent/providers and every chat provider
 // package under it (the one place that constructs them all).
 package builtin
 
