@@ -1,16 +1,17 @@
 package main
 
-// Last-resort removal of a token file (decisions.md §3: it is removed on
-// every exit path). The process removes it itself on a normal exit, on
-// SIGINT, SIGTERM and SIGHUP (a closed terminal), and before it lets any
-// other terminating signal take its default course (main.go). What Go
-// cannot let a process clean up after (SIGKILL, a fatal runtime error, a
-// panic in a goroutine other than main's) is covered by a cleanup child:
-// a re-execution of this binary, in its own session, that holds the read
-// end of a pipe whose write end only the parent has. When the pipe ends
-// without the word "done", the parent died without removing the file, and
-// the child removes it, if it is still the same file. This is the pattern
-// runtime/debug.SetCrashOutput documents for crash monitors.
+// Last-resort removal of a token file (it is removed on every exit path;
+// docs/design.md, "A token file is removed however the process ends"). The
+// process removes it itself on a normal exit, on SIGINT, SIGTERM and SIGHUP
+// (a closed terminal), and before it lets any other terminating signal take
+// its default course (main.go). What Go cannot let a process clean up after
+// (SIGKILL, a fatal runtime error, a panic in a goroutine other than
+// main's) is covered by a cleanup child: a re-execution of this binary, in
+// its own session, that holds the read end of a pipe whose write end only
+// the parent has. When the pipe ends without the word "done", the parent
+// died without removing the file, and the child removes it, if it is still
+// the same file. This is the pattern runtime/debug.SetCrashOutput documents
+// for crash monitors.
 
 import (
 	"bufio"

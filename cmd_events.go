@@ -17,13 +17,12 @@ import (
 	"agent/internal/quote"
 )
 
-// External events in a session (seed-mcp-events.md §4.4, §4.5; decisions.md
-// §4): main joins package events (which knows no sessions) with the
-// session runtime.
+// External events in a session (docs/reference/events.md): main joins
+// package events (which knows no sessions) with the session runtime.
 
-// checkEventFlags applies the flag rules of seed §4.4: the port is
-// required with grants, and neither it nor a proxy means anything without
-// them. Usage errors (exit 2).
+// checkEventFlags applies the flag rules of docs/reference/cli.md, "Event
+// flags": the port is required with grants, and neither it nor a proxy
+// means anything without them. Usage errors (exit 2).
 func checkEventFlags(cmd string, sf *sessionFlags) error {
 	if len(sf.eventGrants) == 0 {
 		if sf.eventPort != "" || len(sf.eventProxies) > 0 {
@@ -60,8 +59,9 @@ func loadGrants(sf *sessionFlags) ([]events.Grant, error) {
 	return events.LoadGrants(sf.eventGrants)
 }
 
-// eventTarget starts an event's turn: no tools, sent by
-// external:<grantId>, the claimed name only a claim (seed §5.3 rule 5).
+// eventTarget starts an event's turn: no tools, sent by external:<grantId>,
+// the claimed name only a claim (docs/reference/events.md, "The event's
+// turn").
 type eventTarget struct{ s *agent.Session }
 
 func (t eventTarget) SubmitExternal(_ context.Context, ev events.Event) (string, error) {
@@ -134,8 +134,9 @@ func (ep *eventEndpoint) Close() {
 	ep.audit.Close()
 }
 
-// command runs /events and /events revoke GRANT_ID in a session (seed
-// §4.1); nil-safe: a session without grants lists none.
+// command runs /events and /events revoke GRANT_ID in a session
+// (docs/reference/events.md, "Revocation"); nil-safe: a session without
+// grants lists none.
 func (ep *eventEndpoint) command(args []string) (string, error) {
 	switch {
 	case len(args) == 0:
@@ -160,7 +161,8 @@ func (ep *eventEndpoint) command(args []string) (string, error) {
 }
 
 // controlHandlers are the event-grant ops of a background session's control
-// socket (seed §4.2 `agent session events …`).
+// socket (`agent session events …`, docs/reference/events.md,
+// "Revocation").
 func (ep *eventEndpoint) controlHandlers() map[string]agent.ControlHandler {
 	return map[string]agent.ControlHandler{
 		"events.list": func(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {

@@ -79,8 +79,8 @@ func interactive(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops 
 	if len(ops) > 1 {
 		return usagef("", "the interactive session takes one PROMPT (quote it), got %d arguments", len(ops))
 	}
-	// Invalid grants refuse the start, before anything runs (decisions.md
-	// §4).
+	// Invalid grants refuse the start, before anything runs
+	// (docs/reference/events.md, "Starting a session with grants").
 	grants, err := loadGrants(sf)
 	if err != nil {
 		return err
@@ -104,9 +104,9 @@ func interactive(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops 
 	return terminalSession(ctx, e, sf, f, prompt, grants)
 }
 
-// commandRunner runs the slash commands that need the session: /mcp …
-// and /events … (seed-mcp-events.md §4.1) and /keybindings (decisions.md
-// §1.1).
+// commandRunner runs the slash commands that need the session: /mcp … and
+// /events … and /keybindings (docs/reference/cli.md, "In-session
+// commands").
 func commandRunner(home string, live func() (*agent.WorkspaceSession, *eventEndpoint)) tui.CommandRunner {
 	return func(ctx context.Context, words []string) (string, error) {
 		c, ep := live()
@@ -232,8 +232,9 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 
 // interactiveUI joins one terminal UI to its session: its methods are the
 // UI's hooks (tui.Hooks, hooks below), so that the UI imports neither
-// providers nor mcp (architecture.md); it owns the live session, which
-// /resume replaces, and the loopback transport of /settings.
+// providers nor mcp (docs/design.md, "The terminal UI reaches the rest
+// through hooks"); it owns the live session, which /resume replaces, and
+// the loopback transport of /settings.
 type interactiveUI struct {
 	e          *env
 	sf         *sessionFlags
@@ -273,7 +274,8 @@ func (u *interactiveUI) startOptions() agent.StartOptions {
 }
 
 // askTrust asks whether to trust a workspace that is not trusted yet; a no
-// runs the session with the user settings only (decisions.md §6).
+// runs the session with the user settings only (docs/reference/cli.md, "The
+// interactive session").
 func (u *interactiveUI) askTrust(ctx context.Context) error {
 	trusted, err := config.IsTrusted(u.e.home, u.ws)
 	if err != nil || trusted {
@@ -318,8 +320,8 @@ func (u *interactiveUI) start(ctx context.Context) (*agent.WorkspaceSession, err
 }
 
 // signInUI carries /mcp login's conversation in the terminal UI: progress
-// as notices, the browser question as a confirm prompt, the pasted
-// redirect address in a masked text prompt (seed-mcp-events.md §4.1).
+// as notices, the browser question as a confirm prompt, the pasted redirect
+// address in a masked text prompt (docs/reference/mcp.md, "Sign-in").
 type signInUI struct{ app *tui.App }
 
 func (u signInUI) Show(line string) { u.app.Notice(line) }
@@ -572,7 +574,8 @@ func (u *interactiveUI) background(ctx context.Context) ([]agent.BackgroundInfo,
 }
 
 // attach attaches to a background session (Ctrl+B, a); its questions come
-// to this terminal while attached (decisions.md §1.6).
+// to this terminal while attached (docs/reference/runtime.md, "Background
+// sessions").
 func (u *interactiveUI) attach(ctx context.Context, id string) (tui.Session, tui.Status, error) {
 	a, err := agent.Attach(ctx, agent.RunDir(u.e.home, os.LookupEnv), id, u.app)
 	if err != nil {
@@ -596,10 +599,11 @@ func (k keyForSession) lookup(name string) (string, bool) {
 
 // firstRunSetup asks for a provider, its base URL and model when none is
 // configured, and writes defaultModel and providers.<id> to
-// ~/.agent/settings.json (existing keys kept; a file that does not parse
-// is not touched). The key is never stored: when its environment variable
-// is unset it is asked in a masked prompt and used for this session only,
-// and the user is told which variable to set (seed-providers.md §1).
+// ~/.agent/settings.json (existing keys kept; a file that does not parse is
+// not touched). The key is never stored: when its environment variable is
+// unset it is asked in a masked prompt and used for this session only, and
+// the user is told which variable to set (docs/reference/cli.md, "The
+// interactive session" and "Environment").
 func firstRunSetup(ctx context.Context, e *env, app *tui.App) (keyForSession, error) {
 	defs := builtin.DefaultDefinitions()
 	var names []string

@@ -15,7 +15,8 @@ import (
 )
 
 // keybindingsCheckCommand validates a keybindings overrides file
-// (cli.md, "agent keybindings check"; decisions.md §1).
+// (docs/reference/cli.md, "Keybindings check";
+// docs/reference/keybindings.md).
 func keybindingsCheckCommand() *command {
 	return &command{
 		path:     "keybindings check",

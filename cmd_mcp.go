@@ -68,7 +68,7 @@ ever printed.`,
 
 // sanitizeLine removes control characters (C0 but tab, DEL, C1) from text
 // that came from files, so a diagnostic cannot drive the terminal
-// (house style 6).
+// (CONTRIBUTING.md, "Outside input").
 func sanitizeLine(s string) string {
 	return strings.Map(func(r rune) rune {
 		if (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) {

@@ -17,9 +17,9 @@ import (
 	"agent/tui/term"
 )
 
-// `agent mcp login NAME [--client-secret] [--no-browser]` and
-// `agent mcp logout NAME` (cli.md; seed-mcp-events.md §3.2, §4.2, §7.3;
-// decisions.md §2).
+// `agent mcp login NAME [--client-secret] [--no-browser]` and `agent mcp
+// logout NAME` (docs/reference/cli.md, "MCP commands";
+// docs/reference/mcp.md, "Sign-in" and "Credentials").
 
 func mcpLoginCommand() *command {
 	return &command{
@@ -72,9 +72,9 @@ signing in, the server is connected once to count its tools.`,
 				if err != nil {
 					return signInError(name, err)
 				}
-				// Connect once to count the tools (decisions.md §2); a 403
-				// insufficient_scope asks for the union of scopes, at most
-				// MaxStepUps times.
+				// Connect once to count the tools (docs/reference/mcp.md,
+				// "Sign-in"); a 403 insufficient_scope asks for the union
+				// of scopes, at most MaxStepUps times.
 				var n int
 				for attempt := 0; ; attempt++ {
 					n, err = countTools(ctx, d, store, netOpts)
@@ -178,7 +178,7 @@ func policyOf(s *config.Settings) netguard.Policy {
 	return netguard.Policy{Allowed: s.AllowedNetworks}
 }
 
-// signInError adds the remedies of seed §7.3.
+// signInError adds the remedies of docs/reference/mcp.md, "Sign-in".
 func signInError(name string, err error) error {
 	if errors.Is(err, oauth.ErrBrowserFailed) {
 		return fmt.Errorf("sign-in to MCP server %s failed (browser-failed): %w; run 'agent mcp login %s --no-browser'", name, err, name)

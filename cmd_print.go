@@ -35,7 +35,8 @@ func printCommand() *command {
 	}
 }
 
-// printMode runs `agent -p`: one turn, the answer on stdout (cli.md).
+// printMode runs `agent -p`: one turn, the answer on stdout
+// (docs/reference/cli.md, "Print mode").
 func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []string) error {
 	if len(sf.eventGrants) > 0 || sf.eventPort != "" || len(sf.eventProxies) > 0 {
 		return usagef("", "the --external-event-* flags are accepted only by the interactive session and 'agent session start --background'")
@@ -72,8 +73,8 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 		})
 	}
 	sess.Subscribe(func(ev agent.Event) {
-		// Notices go to stderr: tool chatter never reaches stdout in
-		// text and json formats (cli.md, print mode).
+		// Notices go to stderr: tool chatter never reaches stdout in text
+		// and json formats (docs/reference/cli.md, "Print mode").
 		if ev.Kind == agent.EventToolEnd && ev.Tool.Result.IsError && sf.outputFormat != "stream-json" {
 			fmt.Fprintf(e.err, "agent: %s: %s\n", ev.Tool.Name, sanitizeLine(firstLine(ev.Tool.Result.Content)))
 		}
@@ -143,11 +144,11 @@ func firstLine(s string) string {
 	return line
 }
 
-// lockedWriter writes print mode's stdout. Piped, the model's text goes
-// out byte for byte; on a terminal it is sanitised as the UI does
-// (architecture.md, house style 6: no ESC, no C0 but tab and newline, no
-// C1, no bidi overrides), so an answer cannot retitle the window, move the
-// cursor or write to the clipboard.
+// lockedWriter writes print mode's stdout. Piped, the model's text goes out
+// byte for byte; on a terminal it is sanitised as the UI does
+// (docs/reference/cli.md, "Print mode": no ESC, no C0 but tab and newline,
+// no C1, no bidi overrides), so an answer cannot retitle the window, move
+// the cursor or write to the clipboard.
 type lockedWriter struct {
 	mu       sync.Mutex
 	w        io.Writer
@@ -215,7 +216,7 @@ func toUsage(u providers.Usage) usageJSON {
 
 // finalJSON is the one object of the json format and the last line of
 // stream-json: the answer under "result", the session id, usage and stop
-// reason (cli.md).
+// reason (docs/reference/cli.md, "Output formats").
 func finalJSON(id string, res agent.TurnResult) []byte {
 	v := struct {
 		Type       string    `json:"type"`

@@ -1,10 +1,10 @@
 package main
 
-// `agent mcp serve` (seed-mcp-events.md §4.3, §5.1, §7.1, §7.3;
-// decisions.md §3): one agent session of this workspace served as an MCP
-// server over stdio, loopback HTTP with a token file, or as a remote OAuth
-// resource server. This file checks the flags, starts the session, adapts
-// it to mcp.ServeTarget, and owns the listener and the token file.
+// `agent mcp serve` (docs/reference/mcp.md, "agent mcp serve"): one agent
+// session of this workspace served as an MCP server over stdio, loopback
+// HTTP with a token file, or as a remote OAuth resource server. This file
+// checks the flags, starts the session, adapts it to mcp.ServeTarget, and
+// owns the listener and the token file.
 
 import (
 	"context"
@@ -29,7 +29,8 @@ import (
 	"agent/mcp"
 )
 
-// serveFlags are the serve flags of seed §4.3.
+// serveFlags are the serve flags of docs/reference/mcp.md, "agent mcp
+// serve".
 type serveFlags struct {
 	tokenFile, port, host               string
 	publicURL, issuer, scopes, subjects string
@@ -103,9 +104,10 @@ func splitList(flag, v string) ([]string, error) {
 	return out, nil
 }
 
-// checkServeFlags applies the flag rules of seed §4.3 and §5.1. Usage
-// errors (exit 2) are for values that do not parse; refused starts (exit 1)
-// for combinations the modes forbid, each with its remedy.
+// checkServeFlags applies the flag rules of docs/reference/mcp.md, "agent
+// mcp serve". Usage errors (exit 2) are for values that do not parse;
+// refused starts (exit 1) for combinations the modes forbid, each with its
+// remedy.
 func checkServeFlags(sf *serveFlags, f *flagSet) (*servePlan, error) {
 	p := &servePlan{}
 	if err := checkModelFlags("mcp serve", sf.session.provider, sf.session.baseURL, sf.session.mode); err != nil {
@@ -142,7 +144,8 @@ func checkServeFlags(sf *serveFlags, f *flagSet) (*servePlan, error) {
 	}
 	switch {
 	case remote > 0 && remote < 4:
-		// seed §7.1 and §7.3: refused, with the remedy.
+		// Refused, with the remedy (docs/reference/mcp.md, "agent mcp
+		// serve").
 		return nil, mcp.ErrRemoteFlags
 	case remote == 4 && f.isSet("http-token-file"):
 		return nil, errors.New("remote mode never uses a token file: drop --http-token-file, or drop the four remote flags for loopback mode")
@@ -342,9 +345,10 @@ func serveRemoteHTTP(ctx context.Context, e *env, srv *mcp.Server, plan *servePl
 	return runHTTP(ctx, ln, h, httpguard.Limits{MaxConns: serveMaxConns, MaxPerAddr: serveMaxConnsPerAddr, Exempt: plan.proxies})
 }
 
-// Connection limits of the HTTP modes (docs/design.md, "Connection
-// limits"): enough for many clients at once, few enough that a flood of
-// idle connections costs a few megabytes, not the process's descriptors.
+// Connection limits of the HTTP modes (docs/design.md, "Connection limits
+// and refusals in front of every HTTP server"): enough for many clients at
+// once, few enough that a flood of idle connections costs a few megabytes,
+// not the process's descriptors.
 const (
 	serveMaxConns        = 512
 	serveMaxConnsPerAddr = 64
@@ -354,11 +358,12 @@ const (
 // for all of them.
 var loopbackLimits = httpguard.Limits{MaxConns: serveMaxConns, MaxPerAddr: serveMaxConns}
 
-// runHTTP serves until ctx ends, with the server timeouts of decisions.md
-// §3: headers and body must arrive promptly; responses have no write
-// deadline because a turn's answer may take minutes (the stream carries
-// keep-alives). The guard bounds the connections and lets refusals go out
-// without waiting for a body (internal/httpguard).
+// runHTTP serves until ctx ends, with the server timeouts of
+// docs/reference/mcp.md, "Connection limits and timeouts": headers and body
+// must arrive promptly; responses have no write deadline because a turn's
+// answer may take minutes (the stream carries keep-alives). The guard
+// bounds the connections and lets refusals go out without waiting for a
+// body (internal/httpguard).
 func runHTTP(ctx context.Context, ln net.Listener, h *mcp.HTTPHandler, lim httpguard.Limits) error {
 	hs := &http.Server{
 		Handler:           h,

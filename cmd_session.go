@@ -65,7 +65,8 @@ the rule that would allow the call. Control it with 'agent session list' and
 					return backgroundChild(ctx, e, sf, f, name, fd)
 				}
 				// Invalid grants refuse the start here, before anything
-				// runs (decisions.md §4).
+				// runs (docs/reference/events.md, "Starting a session with
+				// grants").
 				if _, err := loadGrants(sf); err != nil {
 					return err
 				}
@@ -217,7 +218,7 @@ func backgroundChild(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	opts := e.startOptions(sf, f, backgroundFront)
 	opts.Notice = func(line string) { report("notice", line) }
 	// Questions go to an attached terminal UI; with nobody attached they
-	// are denied (decisions.md §6).
+	// are denied (docs/reference/runtime.md, "Permission prompts").
 	attach := agent.NewAttachments()
 	opts.Prompter = attach
 	c, err := agent.Start(ctx, opts)

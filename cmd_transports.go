@@ -18,11 +18,12 @@ import (
 	"agent/tui"
 )
 
-// The interactive session's serving transports (decisions.md §1.6
-// transport-settings, /settings): the session served as `agent mcp serve`
-// serves it over loopback HTTP with a bearer token file (decisions.md §3),
-// turned on and off while the session runs. stdio is not one of them: the
-// terminal owns this process's stdin and stdout.
+// The interactive session's serving transports (/settings, the
+// transport-settings context; docs/reference/mcp.md, "The /settings
+// transport"): the session served as `agent mcp serve` serves it over
+// loopback HTTP with a bearer token file (docs/reference/mcp.md, "Loopback
+// HTTP mode"), turned on and off while the session runs. stdio is not one
+// of them: the terminal owns this process's stdin and stdout.
 
 // liveTarget serves whichever session the UI runs now (/resume replaces
 // it).

@@ -1,6 +1,6 @@
 package main
 
-// The dependency policy (architecture.md, "Dependencies" and "Import
+// The dependency policy (CONTRIBUTING.md, "Dependency policy" and "Import
 // direction") enforced as a test: go.mod requires only the allowed modules,
 // every package's imports follow the direction rules, and nothing outside
 // the standard library and the allowed modules is built into the binary.
@@ -86,8 +86,9 @@ func rel(path string) string {
 
 func under(p, prefix string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }
 
-// allowedImport decides whether package from (relative path) may import
-// imp (a full import path) under architecture.md's rules.
+// allowedImport decides whether package from (relative path) may import imp
+// (a full import path) under the rules of CONTRIBUTING.md, "Import
+// direction".
 func allowedImport(from, imp string, std bool) (bool, string) {
 	pure := from == "mcp/jsonrpc" || from == "tui/keys" || from == "tui/screen" || under(from, "internal")
 	if (from == "tui/keys" || from == "tui/screen") && (imp == "os" || imp == "syscall" || imp == "net" || strings.HasPrefix(imp, "net/") || strings.HasPrefix(imp, "os/")) {

@@ -159,8 +159,8 @@ func TestE2EBackgroundEvents(t *testing.T) {
 	}
 }
 
-// TestE2EEventFlagRules: the flag rules of seed §4.4 and grant validation
-// at start.
+// TestE2EEventFlagRules: the flag rules of docs/reference/cli.md, "Event
+// flags", and grant validation at start.
 func TestE2EEventFlagRules(t *testing.T) {
 	s, _ := printSandbox(t)
 	good := s.write("g.json", `{"grantId": "ci", "issuer": "https://issuer.example", "resource": "https://e.example/events/ci", "subject": "bot", "scopes": ["s"]}`)
@@ -221,10 +221,10 @@ func TestE2EInteractiveEvents(t *testing.T) {
 	}
 }
 
-// TestE2EEventStatuses drives every status of seed §7.2 through the
-// binary, with the trusted proxy, the throttle, the replay race, and a
-// revoked grant answering a request without a valid token exactly as a
-// live one does.
+// TestE2EEventStatuses drives every status of docs/reference/events.md,
+// "Order of checks", through the binary, with the trusted proxy, the
+// throttle, the replay race, and a revoked grant answering a request
+// without a valid token exactly as a live one does.
 func TestE2EEventStatuses(t *testing.T) {
 	s, srv := printSandbox(t, fakemodel.Reply{Text: "busy", Hang: true})
 	iss := newEventIssuer(t)

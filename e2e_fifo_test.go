@@ -2,8 +2,8 @@ package main
 
 // A file named from outside (settings, keybindings, grants, transcripts,
 // the trust store, a file the model asks for) that is a FIFO is refused at
-// once: opening it must never wait for a writer (decisions.md §4;
-// internal/securefile.Open).
+// once: opening it must never wait for a writer (docs/reference/cli.md,
+// "Files"; internal/securefile.Open).
 
 import (
 	"os"

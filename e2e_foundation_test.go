@@ -101,7 +101,8 @@ func TestE2EMCPList(t *testing.T) {
 			t.Errorf("trusted listing lacks %q:\n%s", l, lines)
 		}
 	}
-	// No value of a header, environment variable or secret ever appears (§5.4).
+	// No value of a header, environment variable or secret ever appears
+	// (docs/reference/mcp.md, "Status lines").
 	if strings.Contains(r.Stdout+r.Stderr, "supersecret") {
 		t.Fatal("a secret value was printed")
 	}
@@ -109,8 +110,9 @@ func TestE2EMCPList(t *testing.T) {
 
 // TestE2EMCPListRefusesLocalhostNames: `localhost` and `*.localhost` are
 // loopback by definition (RFC 6761), so `agent mcp list` shows them refused
-// by the address policy without looking the names up (decisions.md §2),
-// unless the user's settings allow a loopback network.
+// by the address policy without looking the names up
+// (docs/reference/mcp.md, "Address policy"), unless the user's settings
+// allow a loopback network.
 func TestE2EMCPListRefusesLocalhostNames(t *testing.T) {
 	servers := `"mcpServers": {
     "plain": {"type": "http", "url": "http://localhost:8080/mcp", "oauth": {}},
@@ -195,7 +197,8 @@ func TestE2EMCPListEmpty(t *testing.T) {
 	}
 }
 
-// Every command answers --help with usage on stdout and exit 0 (cli.md).
+// Every command answers --help with usage on stdout and exit 0
+// (docs/reference/cli.md, "Flag syntax").
 func TestE2EHelpEverywhere(t *testing.T) {
 	s := newSandbox(t)
 	for _, c := range commands() {

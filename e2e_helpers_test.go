@@ -1,7 +1,8 @@
 package main
 
-// Helpers for end-to-end tests that run the built binary (house style 9:
-// fakes over mocks; the real binary, a temporary HOME and workspace).
+// Helpers for end-to-end tests that run the built binary (fakes over mocks:
+// the real binary, a temporary HOME and workspace; CONTRIBUTING.md,
+// "Tests").
 
 import (
 	"bytes"

@@ -4,7 +4,8 @@ package main
 // goes out without waiting for a body that never comes; a flood of failed
 // requests never locks out a valid client; a flood of idle connections
 // leaves room for clients that send requests (internal/httpguard;
-// decisions.md §3, §4; seed-mcp-events.md §5.1).
+// docs/design.md, "Connection limits and refusals in front of every HTTP
+// server").
 
 import (
 	"bufio"
@@ -242,7 +243,7 @@ func TestE2EIdleConnectionFloodLeavesRoomForClients(t *testing.T) {
 // process's 20 000 descriptors allow) to loopback `mcp serve`, then
 // tools/call requests, each on a new connection, while the flood stays.
 // Reported: the server's peak RSS and open descriptors, and the time of a
-// call under the flood (docs/performance.md, "Connection limits").
+// call under the flood (docs/performance.md, "mcp serve (mcp, main)").
 //
 // Run: go test -run x -bench ServeIdleFlood -benchtime 50x .
 func BenchmarkServeIdleFlood(b *testing.B) {

@@ -8,8 +8,9 @@ import (
 	"agent/tui/keymap"
 )
 
-// End-to-end tests of "agent keybindings check" (cli.md): exact output
-// lines and exit codes through the built binary.
+// End-to-end tests of "agent keybindings check" (docs/reference/cli.md,
+// "Keybindings check"): exact output lines and exit codes through the built
+// binary.
 
 func TestE2EKeybindingsCheckDefaultFile(t *testing.T) {
 	s := newSandbox(t)

@@ -44,10 +44,10 @@ func (u *sessionUI) ReadSecret(ctx context.Context, prompt string) (string, erro
 }
 
 // TestSessionMCPLoginConnects: in a running session, /mcp login on an
-// approved OAuth server signs in and connects it (seed-mcp-events.md §1.1
-// rule 2, §3.2); its tools reach the model from the next message; before
-// approval a sign-in does not connect; /mcp logout disconnects and
-// revokes.
+// approved OAuth server signs in and connects it (docs/reference/mcp.md,
+// "What connects and when", rule 2, and "Sign-in"); its tools reach the
+// model from the next message; before approval a sign-in does not connect;
+// /mcp logout disconnects and revokes.
 func TestSessionMCPLoginConnects(t *testing.T) {
 	a := newE2EAS(t)
 	s := loginSandbox(t, a)
@@ -125,7 +125,7 @@ func TestSessionMCPLoginConnects(t *testing.T) {
 
 // TestSessionMCPLoginNeedsSecret: a pre-registered client that needs its
 // secret cannot sign in inside a session; the error names the terminal
-// command (seed-mcp-events.md §7.3).
+// command (docs/reference/mcp.md, "Sign-in").
 func TestSessionMCPLoginNeedsSecret(t *testing.T) {
 	a := newE2EAS(t)
 	s := loginSandbox(t, a)

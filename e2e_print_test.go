@@ -125,7 +125,8 @@ func TestE2EPrintFailedTurn(t *testing.T) {
 	}
 }
 
-// Ctrl-C during a print-mode turn aborts it and exits 130 (cli.md).
+// Ctrl-C during a print-mode turn aborts it and exits 130
+// (docs/reference/cli.md, "Print mode").
 func TestE2EPrintInterrupted(t *testing.T) {
 	s, srv := printSandbox(t, fakemodel.Reply{Text: "never finishing", Hang: true})
 	cmd := exec.Command(agentBinary(t), "-p", "wait")

@@ -16,8 +16,9 @@ import (
 
 // An error the genai API sends after the stream began comes as a bare JSON
 // object (no "data:"), here over several lines; print mode reports its
-// status and message and exits 1. Nothing had reached the caller, so a
-// 503 UNAVAILABLE is retried first (decisions.md §5).
+// status and message and exits 1. Nothing had reached the caller, so a 503
+// UNAVAILABLE is retried first (docs/providers.md, "Deadlines and
+// retries").
 func TestE2EGenaiBareStreamErrorIsReported(t *testing.T) {
 	exhausted := "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Partial\"}]}}]}\n\n" +
 		"{\n  \"error\": {\n    \"code\": 429,\n    \"message\": \"Resource has been exhausted (e.g. check quota).\",\n    \"status\": \"RESOURCE_EXHAUSTED\"\n  }\n}\n"
@@ -65,8 +66,8 @@ func turnErrors(transcript string) string {
 
 // A key in the base URL's query or path is sent, never shown: a connection
 // error names the URL masked on stderr and in the session transcript, and
-// the endpoint path goes before the query (cli.md --base-url, decisions.md
-// §2).
+// the endpoint path goes before the query (docs/providers.md, "Endpoint
+// paths and masked URLs").
 func TestE2EBaseURLCredentialsAreSentButNeverShown(t *testing.T) {
 	cases := []struct {
 		name, provider, base, shown string
@@ -113,10 +114,11 @@ func TestE2EBaseURLCredentialsAreSentButNeverShown(t *testing.T) {
 	})
 }
 
-// A provider that accepts the request and never answers fails the turn
-// with a clear timeout and exit 1, after one retry (docs/providers.md,
+// A provider that accepts the request and never answers fails the turn with
+// a clear timeout and exit 1, after one retry (docs/providers.md,
 // "Deadlines and retries"); the deadline is shortened through the
-// provider's timeout setting (cli.md: providers.<id>.timeout).
+// provider's timeout setting (providers.<id>.timeout,
+// docs/reference/settings.md, "providers").
 func TestE2ESilentProviderFailsWithAClearTimeout(t *testing.T) {
 	var mu sync.Mutex
 	requests := 0

@@ -121,8 +121,9 @@ func TestE2EProviderResponsesSurface(t *testing.T) {
 	}
 }
 
-// A custom base URL without apiSurface speaks chat completions (seed §2.3),
-// with stream usage asked for unless includeStreamUsage is false.
+// A custom base URL without apiSurface speaks chat completions
+// (docs/providers.md, "responses (`providers/responses`)"), with stream
+// usage asked for unless includeStreamUsage is false.
 func TestE2EProviderResponsesChatSurface(t *testing.T) {
 	chunk := `{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"via chat"},"finish_reason":null}]}`
 	end := `{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`

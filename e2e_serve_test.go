@@ -4,8 +4,7 @@ package main
 // and refusal, stdio (both kinds of client, stdout only frames), loopback
 // HTTP (token file, Host/Origin/bearer checks, limits, sessions, removal on
 // signals) and remote mode (metadata, challenges, statuses, throttle)
-// against a loopback TLS issuer (seed-mcp-events.md §4.3, §5.1, §7.1;
-// decisions.md §3).
+// against a loopback TLS issuer (docs/reference/mcp.md, "agent mcp serve").
 
 import (
 	"bufio"
@@ -247,11 +246,12 @@ func TestE2EServeStdioStateless(t *testing.T) {
 }
 
 // TestE2EServeOlderRevisions: `agent mcp serve` answers clients of
-// 2024-11-05 and 2025-03-26 with their revision (decisions.md §2), leaves
-// out what a revision lacks (tool titles before 2025-06-18, annotations
-// before 2025-03-26), and takes a JSON-RPC batch only from a client of
-// 2025-03-26, the one revision that has batches: one array line answers
-// it, while other revisions get an error response with id null.
+// 2024-11-05 and 2025-03-26 with their revision (docs/reference/mcp.md,
+// "Protocol revisions"), leaves out what a revision lacks (tool titles
+// before 2025-06-18, annotations before 2025-03-26), and takes a JSON-RPC
+// batch only from a client of 2025-03-26, the one revision that has
+// batches: one array line answers it, while other revisions get an error
+// response with id null.
 func TestE2EServeOlderRevisions(t *testing.T) {
 	s, _ := printSandbox(t)
 	cases := []struct {
@@ -726,10 +726,11 @@ func TestE2EServeRemote(t *testing.T) {
 		t.Fatalf("call: %d %s", resp.StatusCode, body)
 	}
 
-	// The throttle: 192.0.2.1 (behind the trusted proxy) has 6 failures;
-	// 14 more reach 20, and the next failing request is 429 with
-	// Retry-After in place of its 401; a good token from the same address
-	// is still admitted (decisions.md §3). Another address is not affected.
+	// The throttle: 192.0.2.1 (behind the trusted proxy) has 6 failures; 14
+	// more reach 20, and the next failing request is 429 with Retry-After
+	// in place of its 401; a good token from the same address is still
+	// admitted (docs/reference/mcp.md, "Failure throttle"). Another address
+	// is not affected.
 	for i := 0; i < 14; i++ {
 		resp, _ := httpDo(t, mcpPost(t, url, initLine, map[string]string{"Host": host, "X-Forwarded-For": "192.0.2.1"}))
 		if resp.StatusCode != 401 {
@@ -783,14 +784,15 @@ func TestE2EServeRemoteNoTrustedProxy(t *testing.T) {
 		t.Fatalf("forged X-Forwarded-For escaped the throttle: %d", resp.StatusCode)
 	}
 	// Everybody shares the proxy's address here, and a valid client is
-	// still served after the flood of failures (decisions.md §3).
+	// still served after the flood of failures (docs/reference/mcp.md,
+	// "Failure throttle").
 	resp, _ = httpDo(t, mcpPost(t, url, initLine, map[string]string{"Host": "mcp.example", "Authorization": "Bearer " + is.mint(t, nil)}))
 	if resp.StatusCode != 200 {
 		t.Fatalf("a valid client locked out by others' failures: %d", resp.StatusCode)
 	}
 }
 
-// ---- benchmarks through the binary (docs/performance.md, "mcp serve") ----
+// ---- benchmarks through the binary (docs/performance.md, "mcp serve (mcp, main)") ----
 //
 // Run: go test -run x -bench Serve -benchtime 200x .
 
@@ -991,7 +993,8 @@ func BenchmarkServeHTTP64Clients(b *testing.B) {
 
 // TestE2EServeSecondSignalRemovesTokenFile: a second Ctrl-C while the
 // server is still shutting down (a turn holds it) exits at once, and the
-// token file goes all the same (decisions.md §3: every exit path).
+// token file goes all the same (docs/design.md, "A token file is removed
+// however the process ends").
 func TestE2EServeSecondSignalRemovesTokenFile(t *testing.T) {
 	s, srv := printSandbox(t, fakemodel.Reply{Text: "partial", Hang: true})
 	tokFile := filepath.Join(t.TempDir(), "serve.token")

@@ -1,8 +1,9 @@
 package main
 
 // The token file of loopback `mcp serve` is removed on every way the
-// process can end (decisions.md §3): every catchable signal, SIGKILL and
-// a crash included (cleanup.go), and a restart with the same path works.
+// process can end (docs/design.md, "A token file is removed however the
+// process ends"): every catchable signal, SIGKILL and a crash included
+// (cleanup.go), and a restart with the same path works.
 
 import (
 	"encoding/json"

@@ -20,10 +20,10 @@ import (
 	"agent/providers/builtin"
 )
 
-// The interactive session with stdout not a terminal (the e2e runner
-// pipes it, with TERM=dumb) is the plain fallback: the prompt from the
-// argument, then one prompt per stdin line (architecture.md, the terminal
-// renderer).
+// The interactive session with stdout not a terminal (the e2e runner pipes
+// it, with TERM=dumb) is the plain fallback: the prompt from the argument,
+// then one prompt per stdin line (docs/reference/cli.md, "The interactive
+// session").
 func TestE2EInteractivePlainFallback(t *testing.T) {
 	s, srv := printSandbox(t,
 		fakemodel.Reply{Text: "first \x1b[31manswer\x1b[0m"},

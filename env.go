@@ -37,8 +37,8 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 var errInterrupted = errors.New("interrupted")
 
 // exitHooks are cleanups that must happen even when a second signal ends
-// the process at once (decisions.md §3: the token file is removed on every
-// exit path).
+// the process at once (docs/design.md, "A token file is removed however the
+// process ends").
 var exitHooks struct {
 	sync.Mutex
 	next int

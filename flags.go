@@ -10,7 +10,7 @@ import (
 )
 
 // usageError is a problem with the command line: exit 2, one line on stderr
-// plus a hint to --help (cli.md, exit codes).
+// plus a hint to --help (docs/reference/cli.md, "Exit codes").
 type usageError struct {
 	cmd string // the command path, e.g. "mcp list"
 	msg string

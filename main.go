@@ -1,11 +1,12 @@
 // Command agent is a terminal AI agent: an interactive session, print mode,
 // an MCP client and server, and an endpoint for signed external events.
 //
-// This file only wires: it parses the command line, finds the command,
-// runs it, and maps its error to an exit code in one place (cli.md, exit
-// codes). Each command's body lives in a cmd_*.go file of this package and
-// calls into the subsystem packages; main is the only package that joins
-// subsystems (architecture.md, import direction).
+// This file only wires: it parses the command line, finds the command, runs
+// it, and maps its error to an exit code in one place
+// (docs/reference/cli.md, "Exit codes"). Each command's body lives in a
+// cmd_*.go file of this package and calls into the subsystem packages; main
+// is the only package that joins subsystems (CONTRIBUTING.md, "Import
+// direction"; README.md, "A walk through the code").
 package main
 
 import (
@@ -78,9 +79,10 @@ func main() {
 		runExitHooks()
 		os.Exit(130)
 	}()
-	// Every other signal whose default is to end the process ends it
-	// that way, after the last-resort cleanups (decisions.md §3: a token
-	// file is removed on every exit path; SIGQUIT keeps its stack dump).
+	// Every other signal whose default is to end the process ends it that
+	// way, after the last-resort cleanups (a token file is removed on every
+	// exit path; SIGQUIT keeps its stack dump: docs/design.md, "A token
+	// file is removed however the process ends").
 	fatal := make(chan os.Signal, 1)
 	signal.Notify(fatal, fatalSignals...)
 	go func() {
@@ -213,7 +215,8 @@ func rootWords(e *env, args []string) (code int, done bool) {
 	return 0, false
 }
 
-// exitCode is the one place where errors become exit codes (cli.md).
+// exitCode is the one place where errors become exit codes
+// (docs/reference/cli.md, "Exit codes").
 func exitCode(ctx context.Context, e *env, cmd *command, f *flagSet, err error) int {
 	var ue *usageError
 	var xe *exitError

@@ -16,7 +16,8 @@ import (
 	"agent/providers"
 )
 
-// sessionFlags are the session flags of cli.md.
+// sessionFlags are the session flags of docs/reference/cli.md, "Session
+// flags".
 type sessionFlags struct {
 	provider, model, baseURL, mode, systemPrompt, outputFormat, resume string
 	print                                                              bool
@@ -55,11 +56,12 @@ type frontEnd int
 
 const (
 	// printFront: one turn, headless; an MCP call never moves to the
-	// background (seed-mcp-events.md §2.4 rule 4).
+	// background (docs/reference/settings.md, "mcp").
 	printFront frontEnd = iota
 	// interactiveFront: the terminal UI or its plain fallback. Not
 	// headless: an untrusted workspace runs with user settings only
-	// (decisions.md §6); the caller adds its prompter and notices.
+	// (docs/reference/cli.md, "The interactive session"); the caller adds
+	// its prompter and notices.
 	interactiveFront
 	// backgroundFront: a detached session, headless.
 	backgroundFront
@@ -67,9 +69,9 @@ const (
 	serveFront
 )
 
-// startOptions are the session options of every front end, from the
-// session flags: the one place they are built. Headless starts refuse an
-// untrusted workspace (decisions.md §6).
+// startOptions are the session options of every front end, from the session
+// flags: the one place they are built. Headless starts refuse an untrusted
+// workspace (docs/reference/runtime.md, "Starting a session").
 func (e *env) startOptions(sf *sessionFlags, f *flagSet, fe frontEnd) agent.StartOptions {
 	o := agent.StartOptions{
 		Workspace: e.cwd, Home: e.home, LookupEnv: os.LookupEnv,
@@ -84,21 +86,24 @@ func (e *env) startOptions(sf *sessionFlags, f *flagSet, fe frontEnd) agent.Star
 	return o
 }
 
-// checkModelFlags refuses as usage errors (exit 2, cli.md) the session
-// flag values that cannot mean anything: a provider outside cli.md's six,
-// a permission mode outside the four, a base URL that the settings would
-// refuse too (config.ValidBaseURL). Caught here, before the trust check or any settings
-// are read, they are named as the flag the user typed.
+// checkModelFlags refuses as usage errors (exit 2; docs/reference/cli.md,
+// "Exit codes" and "Session flags") the session flag values that cannot
+// mean anything: a provider outside the six, a permission mode outside the
+// four, a base URL that the settings would refuse too
+// (config.ValidBaseURL). Caught here, before the trust check or any
+// settings are read, they are named as the flag the user typed.
 func checkModelFlags(cmd, provider, baseURL, mode string) error {
 	if provider != "" && !config.ValidProvider(provider) {
 		return usagef(cmd, "--provider must be messages, responses, genai, reasoning, regional or local, not %q", quote.V(provider))
 	}
 	if baseURL != "" && !config.ValidBaseURL(baseURL) {
 		if u, err := url.Parse(baseURL); err == nil && u.User != nil {
-			// Never echo credentials (seed-mcp-events.md §5.4).
+			// Never echo credentials (docs/reference/cli.md, "Session
+			// flags").
 			return usagef(cmd, "--base-url must not carry user credentials: put the key in the provider's environment variable")
 		}
-		// Echoed masked: a key may sit in its query or path (decisions.md §2).
+		// Echoed masked: a key may sit in its query or path
+		// (docs/providers.md, "Endpoint paths and masked URLs").
 		return usagef(cmd, "--base-url must be an absolute http or https URL with a host, not %q", quote.V(providers.RedactURL(baseURL)))
 	}
 	if mode != "" && !config.ValidMode(mode) {

@@ -12,9 +12,9 @@ import (
 	"agent/providers"
 )
 
-// The Agent API of seed-providers.md §2.1 in Go. Any provider can be
-// passed to an Agent, to Query or to a Runtime; switching providers
-// changes only which provider is used (seed-providers.md §1).
+// The Agent API (docs/reference/runtime.md, "The Agent API"). Any provider
+// can be passed to an Agent, to Query or to a Runtime; switching providers
+// changes only which provider is used.
 
 // ModelRef names a provider (by its id, for example "messages") and a
 // model slug, which passes to the endpoint verbatim.
@@ -105,7 +105,8 @@ func (a *Agent) Run(ctx context.Context, prompt string) (TurnResult, error) {
 }
 
 // SetModel switches provider and model for the following turns; the
-// conversation, tools and permissions stay (seed-providers.md §2.1).
+// conversation, tools and permissions stay (docs/reference/runtime.md, "The
+// Agent API").
 func (a *Agent) SetModel(ref ModelRef) error {
 	p, err := a.opts.provider(ref)
 	if err != nil {

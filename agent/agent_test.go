@@ -30,7 +30,7 @@ func twoProviders(t *testing.T, a, b []fakemodel.Reply) (map[string]providers.Pr
 
 // TestAgentSetModel: switching provider and model mid-conversation sends
 // the same conversation, system message and tools to the other provider
-// (seed-providers.md §2.1: no other change).
+// (docs/reference/runtime.md, "The Agent API": no other change).
 func TestAgentSetModel(t *testing.T) {
 	provs, sa, sb := twoProviders(t,
 		[]fakemodel.Reply{{Text: "from local"}},

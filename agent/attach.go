@@ -14,13 +14,15 @@ import (
 	"agent/providers"
 )
 
-// Attaching to a background session (decisions.md §1.6 workspace-switcher,
-// "attach"): on its control connection a client sends {"op":"attach"} and
-// from then on receives one JSON line per session event ({"event": …}) and
-// per permission question ({"ask": {"id": N, "request": …}}), and answers
-// questions with {"op":"answer","args":{"id":N,"answer":A}} on the same
-// connection. A background session with nobody attached denies every
-// question (decisions.md §6); with several attached, the latest asks.
+// Attaching to a background session (the workspace switcher's attach;
+// docs/reference/runtime.md, "Background sessions"): on its control
+// connection a client sends {"op":"attach"} and from then on receives one
+// JSON line per session event ({"event": …}) and per permission question
+// ({"ask": {"id": N, "request": …}}), and answers questions with
+// {"op":"answer","args":{"id":N,"answer":A}} on the same connection. A
+// background session with nobody attached denies every question
+// (docs/reference/runtime.md, "Permission prompts"); with several attached,
+// the latest asks.
 
 // ErrNobodyAttached answers a permission question of a background session
 // that nobody is attached to.

@@ -19,13 +19,15 @@ import (
 	"agent/internal/securefile"
 )
 
-// Background sessions (cli.md `agent session …`): a session runs in a
-// detached process and answers on a control socket, one per session, in
-// the run directory (0700; the socket 0600). The protocol is one JSON
-// object per line each way: a ControlRequest, then its ControlResponse.
+// Background sessions (`agent session …`, docs/reference/cli.md,
+// "Background sessions"; docs/reference/runtime.md, "Background sessions"):
+// a session runs in a detached process and answers on a control socket, one
+// per session, in the run directory (0700; the socket 0600). The protocol
+// is one JSON object per line each way: a ControlRequest, then its
+// ControlResponse.
 
 // RunDir is where control sockets live: $XDG_RUNTIME_DIR/agent when set,
-// else ~/.agent/run (cli.md, Paths).
+// else ~/.agent/run (docs/reference/cli.md, "Files").
 func RunDir(home string, lookup func(string) (string, bool)) string {
 	if lookup == nil {
 		lookup = os.LookupEnv
@@ -75,7 +77,7 @@ type ControlResponse struct {
 }
 
 // ControlHandler answers an extension op (for example the event-grant ops
-// of seed-mcp-events.md §4.2).
+// of docs/reference/events.md, "Revocation").
 type ControlHandler func(ctx context.Context, args json.RawMessage) (json.RawMessage, error)
 
 // BackgroundOptions configure ServeBackground.

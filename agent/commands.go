@@ -15,9 +15,10 @@ import (
 // ErrUsage marks a slash command typed wrong; the message says how.
 var ErrUsage = errors.New("usage")
 
-// MCPCommand runs the in-session /mcp command (seed-mcp-events.md §4.1)
-// with the words after "/mcp" and returns what to show. These are user
-// commands: the model has only the read-only MCPStatus tool.
+// MCPCommand runs the in-session /mcp command (docs/reference/cli.md,
+// "In-session commands") with the words after "/mcp" and returns what to
+// show. These are user commands: the model has only the read-only MCPStatus
+// tool.
 func (c *WorkspaceSession) MCPCommand(ctx context.Context, args []string) (string, error) {
 	if len(args) == 0 || (args[0] == "status" && len(args) == 1) {
 		lines := c.MCP.Status()
@@ -90,10 +91,12 @@ func (c *WorkspaceSession) signInDef(name string) (*config.ServerDef, error) {
 	return d, nil
 }
 
-// MCPLogin signs in to an OAuth server from inside the session (§4.1
-// /mcp login) and, when the server is approved, connects it: the only way
-// a server connects in a running session (§1.1 rule 2). A client secret is
-// never asked here (§7.3: only `agent mcp login --client-secret`).
+// MCPLogin signs in to an OAuth server from inside the session (/mcp login,
+// docs/reference/mcp.md, "Sign-in") and, when the server is approved,
+// connects it: the only way a server connects in a running session
+// (docs/reference/mcp.md, "What connects and when", rule 2). A client
+// secret is never asked here (only `agent mcp login --client-secret` asks
+// for one).
 func (c *WorkspaceSession) MCPLogin(ctx context.Context, name string, noBrowser bool) (string, error) {
 	d, err := c.signInDef(name)
 	if err != nil {
@@ -109,7 +112,8 @@ func (c *WorkspaceSession) MCPLogin(ctx context.Context, name string, noBrowser 
 		}
 		var te *oauth.TokenError
 		if d.OAuth.ClientID != "" && errors.As(err, &te) && (te.Code == "invalid_client" || te.Code == "unauthorized_client") {
-			// A pre-registered client that needs its secret (seed §7.3).
+			// A pre-registered client that needs its secret
+			// (docs/reference/mcp.md, "Sign-in").
 			return "", fmt.Errorf("sign-in to MCP server %s failed: %w; a client secret is never typed into a session: run 'agent mcp login %s --client-secret' in a terminal", name, err, name)
 		}
 		return "", fmt.Errorf("sign-in to MCP server %s failed: %w", name, err)
@@ -131,7 +135,7 @@ func (c *WorkspaceSession) MCPLogin(ctx context.Context, name string, noBrowser 
 }
 
 // MCPLogout deletes the server's tokens, asks the server to revoke them,
-// and disconnects it (§3.2, §4.1 /mcp logout).
+// and disconnects it (/mcp logout, docs/reference/mcp.md, "Credentials").
 func (c *WorkspaceSession) MCPLogout(ctx context.Context, name string) (string, error) {
 	d, err := c.signInDef(name)
 	if err != nil {

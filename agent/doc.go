@@ -14,17 +14,19 @@
 // and connects the MCP servers, and returns a [WorkspaceSession]. Print
 // mode, background sessions, mcp serve and the terminal UI all start
 // through it, and an embedder passes its approval store and stdio
-// authorities in [StartOptions] (the library start function of
-// seed-mcp-events.md §1.1 rule 3; docs/design.md).
+// authorities in [StartOptions] (docs/reference/mcp.md, "What connects and
+// when", rule 3; docs/design.md, "Every front end starts its session
+// through `agent.Start`").
 //
-// [New], [Query] and [NewRuntime] are the Agent API of seed-providers.md
-// §2.1, for programs that bring their own configuration: sessions over
-// provider objects the caller constructs, with exactly the tools,
-// permissions and transcript passed in [Options]. Nothing is read from
-// settings files and no MCP server is connected. [NewSession] is the
-// engine under both.
+// [New], [Query] and [NewRuntime] are the Agent API, for programs that
+// bring their own configuration: sessions over provider objects the caller
+// constructs, with exactly the tools, permissions and transcript passed in
+// [Options]. Nothing is read from settings files and no MCP server is
+// connected. [NewSession] is the engine under both. What the runtime does
+// is described in docs/reference/runtime.md.
 //
 // Imports: the standard library, agent/config, agent/providers/...,
 // agent/mcp/..., agent/internal/* and its own sub-packages such as
-// agent/agent/tools (architecture.md, docs/design.md).
+// agent/agent/tools (README.md, "A walk through the code"; docs/design.md,
+// "The built-in tools live in `agent/tools`, below the runtime").
 package agent

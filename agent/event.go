@@ -37,7 +37,8 @@ type Event struct {
 	// From names the sender of a queued or started turn that is not the
 	// user's: "external:<grantId>" for an external event, whose Text is
 	// then the prompt as the model sees it, with the grant and the claimed
-	// name marked as a claim (decisions.md §4).
+	// name marked as a claim (docs/reference/events.md, "The event's
+	// turn").
 	From       string
 	Tool       *ToolEvent
 	Permission *PermissionRequest

@@ -13,18 +13,19 @@ import (
 	"agent/mcp"
 )
 
-// MCP server tools in a session (seed-mcp-events.md §2.4, §2.5): each is
-// offered under its <server>__<tool> name, is of the execute class (what
-// a server does is unknown; its annotations are hints from outside), and
-// follows the same permission rules as every other tool. A call that runs
-// longer than mcp.autoBackgroundMs becomes a background task: the turn
-// goes on and the result arrives as a background event; no call outlives
-// mcp.callTimeoutMs.
+// MCP server tools in a session (docs/reference/mcp.md, "Tool naming" and
+// "Tool calls"; docs/reference/runtime.md, "MCP tools and background
+// tasks"): each is offered under its <server>__<tool> name, is of the
+// execute class (what a server does is unknown; its annotations are hints
+// from outside), and follows the same permission rules as every other tool.
+// A call that runs longer than mcp.autoBackgroundMs becomes a background
+// task: the turn goes on and the result arrives as a background event; no
+// call outlives mcp.callTimeoutMs.
 
 // MCPToolOptions configure the tools built from a manager.
 type MCPToolOptions struct {
-	// AutoBackground hands a call to a background task after this long;
-	// 0 never hands off (print mode, §2.4 rule 4).
+	// AutoBackground hands a call to a background task after this long; 0
+	// never hands off (print mode; docs/reference/settings.md, "mcp").
 	AutoBackground time.Duration
 	// CallTimeout bounds one call; 0 means config.DefaultCallTimeout.
 	CallTimeout time.Duration
@@ -192,8 +193,10 @@ func mcpResult(name string, out mcpOutcome, limit time.Duration) tools.Result {
 	return tools.Result{Content: text, IsError: out.res.IsError}
 }
 
-// mcpStatusTool is the read-only /mcp status the model may run (§4.1). It
-// has no way to approve, reject, revoke, sign in or out (§1 prerequisites).
+// mcpStatusTool is the read-only /mcp status the model may run
+// (docs/reference/mcp.md, "Status lines"). It has no way to approve,
+// reject, revoke, sign in or out: those are user commands
+// (docs/reference/mcp.md, "Approval").
 type mcpStatusTool struct{ m *mcp.Manager }
 
 // MCPStatusToolName is the built-in tool that shows /mcp status.

@@ -115,9 +115,10 @@ func toolNames(body []byte) []string {
 }
 
 // TestStartMCPStdio: with an approval store and a stdio authority the
-// approved server connects at startup (§1.1 rule 3); its tools are offered
-// as echo__*, follow the permission rules (a deny rule removes one, an
-// allow rule lets one run headless), and the model can read /mcp status.
+// approved server connects at startup (docs/reference/mcp.md, "What
+// connects and when", rule 3); its tools are offered as echo__*, follow the
+// permission rules (a deny rule removes one, an allow rule lets one run
+// headless), and the model can read /mcp status.
 func TestStartMCPStdio(t *testing.T) {
 	st := newMCPSetup(t, `, "permissions": {"allow": ["echo__*"], "deny": ["echo__fail"]}`,
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "echo__echo", Args: `{"text":"hello"}`}, {ID: "c2", Name: "MCPStatus", Args: `{}`}}},
@@ -162,9 +163,10 @@ func TestStartMCPHeadlessDenied(t *testing.T) {
 	}
 }
 
-// TestStartMCPNotConnected: without the authority, or without the
-// store's approval, the stdio server does not connect, and approving it in
-// the session does not connect it either (§1.1 rules 1 and 2).
+// TestStartMCPNotConnected: without the authority, or without the store's
+// approval, the stdio server does not connect, and approving it in the
+// session does not connect it either (docs/reference/mcp.md, "What connects
+// and when", rules 1 and 2).
 func TestStartMCPNotConnected(t *testing.T) {
 	st := newMCPSetup(t, "", fakemodel.Reply{Text: "a"})
 	noAuth := st.opts

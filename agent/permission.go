@@ -34,14 +34,16 @@ type Verdict struct {
 	// Reason is a short phrase for messages: "denied by rule Bash(rm *)",
 	// "plan mode allows inspection only", "path outside the workspace".
 	Reason string
-	// Suggest is the allow rule that would allow this call, for prompts
-	// and for the message of a call denied where nobody can answer
-	// (decisions.md §6), e.g. `Bash(go test ./...)`, `Read(/etc/hosts)`,
-	// `WebFetch(docs.example.com)` or `github__*`.
+	// Suggest is the allow rule that would allow this call, for prompts and
+	// for the message of a call denied where nobody can answer
+	// (docs/reference/runtime.md, "Permission prompts"), e.g. `Bash(go test
+	// ./...)`, `Read(/etc/hosts)`, `WebFetch(docs.example.com)` or
+	// `github__*`.
 	Suggest string
 }
 
-// Answer is a user's answer to a permission prompt (decisions.md §6).
+// Answer is a user's answer to a permission prompt
+// (docs/reference/runtime.md, "Permission prompts").
 type Answer int
 
 // The four answers.

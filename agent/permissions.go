@@ -21,18 +21,19 @@ type CheckerOptions struct {
 	Home        string        // "~/" in patterns; "" leaves such patterns unmatched
 }
 
-// Checker decides tool calls by the permission mode, the risk class of
-// the tool and the rules (decisions.md §2, §6). It is safe for concurrent
-// use: rules allowed for the session and mode changes are published
-// atomically, so Check never blocks.
+// Checker decides tool calls by the permission mode, the risk class of the
+// tool and the rules (docs/reference/settings.md, "Decision order";
+// docs/reference/runtime.md, "Permission modes and rules"). It is safe for
+// concurrent use: rules allowed for the session and mode changes are
+// published atomically, so Check never blocks.
 //
 // The decision, in order:
 //  1. A deny rule that matches denies; nothing overrides it.
 //  2. Plan mode denies every tool that does not inspect.
-//  3. The mode runs the call when it covers the tool's risk class —
-//     except a file tool whose real path lies outside the workspace: the
-//     mode alone never allows that (decisions.md §6, "file tools stay
-//     inside the workspace unless a rule allows a path outside").
+//  3. The mode runs the call when it covers the tool's risk class — except
+//     a file tool whose real path lies outside the workspace: the mode
+//     alone never allows that (docs/reference/runtime.md, "Permission modes
+//     and rules": outside the workspace).
 //  4. An allow rule (from settings or allowed for the session) allows.
 //  5. Otherwise the user is asked; but a path outside the workspace is
 //     denied in plan and bypassPermissions modes, which are meant to run
@@ -477,7 +478,7 @@ func describeRule(r config.Rule) string {
 
 // DeniedTool reports whether a deny rule without a pattern names the tool
 // (or its server, `server__*`): such a tool is not offered to the model at
-// all (decisions.md §6).
+// all (docs/reference/runtime.md, "Permission modes and rules").
 func (c *Checker) DeniedTool(name string) bool {
 	return c.deny.each(name, func(r *compiledRule) bool { return !r.rule.HasPattern }) != nil
 }
@@ -543,7 +544,8 @@ func escapeMeta(p string) string {
 // DeniedMessage is the tool result for a call that was denied, or that
 // needed an answer nobody could give (print mode, mcp serve, a background
 // session): it names the tool, says it was denied, and names the rule that
-// would allow it (decisions.md §6). The turn goes on with it.
+// would allow it (docs/reference/runtime.md, "Permission prompts"). The
+// turn goes on with it.
 func DeniedMessage(toolName string, v Verdict) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Permission denied: the %s call was not run", toolName)

@@ -2,10 +2,11 @@ package agent
 
 import "strings"
 
-// matchStar reports whether s matches pattern, where '*' matches any run
-// of bytes (none included) and every other byte stands for itself. It is
-// the matcher of Bash commands and WebFetch hosts (decisions.md §6).
-// Linear backtracking to the last star keeps it O(len(pattern)·len(s)).
+// matchStar reports whether s matches pattern, where '*' matches any run of
+// bytes (none included) and every other byte stands for itself. It is the
+// matcher of Bash commands and WebFetch hosts (docs/reference/settings.md,
+// "Rule syntax"). Linear backtracking to the last star keeps it
+// O(len(pattern)·len(s)).
 func matchStar(pattern, s string) bool {
 	p, i := 0, 0
 	starP, starI := -1, 0

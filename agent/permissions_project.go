@@ -8,8 +8,9 @@ var ErrSettingsShape = config.ErrSettingsShape
 
 // AllowForProject records rule in permissions.allow of
 // <workspace>/.agent/settings.local.json (config.LocalSettingsPath), the
-// prompt answer "allow for this project" (decisions.md §6; the answer
-// itself is the constant AllowProject, hence this function's name).
+// prompt answer "allow for this project" (docs/reference/runtime.md,
+// "Permission prompts"; the answer itself is the constant AllowProject,
+// hence this function's name).
 //
 // The file is changed by the one settings writer (config.UpdateSettingsFile):
 // as text, so every other key, rule, formatting choice and byte stays as

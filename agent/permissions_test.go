@@ -48,7 +48,8 @@ func realTempDir(t testing.TB) string {
 }
 
 // TestModeRiskMatrix covers every mode × risk class × (no rule, an allow
-// rule, a deny rule) of decisions.md §6.
+// rule, a deny rule) of docs/reference/runtime.md, "Permission modes and
+// rules".
 func TestModeRiskMatrix(t *testing.T) {
 	ws := realTempDir(t)
 	// A, K, D: Allow, Ask, Deny for (no rule, allow rule, deny rule).

@@ -15,7 +15,8 @@ import (
 // ErrNoModel is returned when neither flags nor settings name a provider.
 var ErrNoModel = errors.New("no provider configured")
 
-// ModelFlags are the session flags of cli.md that choose the model.
+// ModelFlags are the session flags that choose the model
+// (docs/reference/cli.md, "Session flags").
 type ModelFlags struct {
 	Provider string
 	Model    string
@@ -31,12 +32,13 @@ type ModelChoice struct {
 	Settings   *config.ProviderSettings // nil when settings name nothing for it
 }
 
-// ResolveModel applies cli.md's provider resolution, first match wins: the
-// flags; the settings key defaultModel with the options under
-// providers.<id>; the built-in definitions' defaults. The base URL is left
-// empty when nothing names one: the provider applies its default, which
-// for regional depends on the region option and for responses decides the
-// API surface (seed §2.3).
+// ResolveModel applies the provider resolution of docs/reference/cli.md,
+// "Provider resolution", first match wins: the flags; the settings key
+// defaultModel with the options under providers.<id>; the built-in
+// definitions' defaults. The base URL is left empty when nothing names one:
+// the provider applies its default, which for regional depends on the
+// region option and for responses decides the API surface
+// (docs/providers.md, "responses (`providers/responses`)").
 func ResolveModel(f ModelFlags, s *config.Settings) (ModelChoice, error) {
 	var c ModelChoice
 	switch {
@@ -91,7 +93,8 @@ type ProviderEnv struct {
 }
 
 // apiKey finds a provider's key: the settings apiKey (literal or
-// "$ENV:NAME"), else the provider's environment variable (cli.md). A
+// "$ENV:NAME"), else the provider's environment variable
+// (docs/reference/cli.md, "Provider resolution" and "Environment"). A
 // missing key is an error naming the variable, before any request.
 func apiKey(c ModelChoice, env ProviderEnv) (string, error) {
 	if c.ProviderID == "local" {

@@ -21,7 +21,7 @@ import (
 	"agent/providers"
 )
 
-// Limits of decisions.md §6 and defaults.
+// Limits of a session (docs/reference/runtime.md, "Turns and the queue").
 const (
 	MaxQueue        = 32 // prompts waiting behind the running turn
 	DefaultMaxSteps = 50 // model calls in one turn
@@ -38,9 +38,10 @@ var (
 
 // Prompter asks the user a permission question. A session without one is
 // headless: every call that needs an answer is denied with a message that
-// names the rule that would allow it (decisions.md §6). AskPermission
-// blocks until the user answers or ctx ends; it may be called from the
-// session's turn goroutine only, one question at a time.
+// names the rule that would allow it (docs/reference/runtime.md,
+// "Permission prompts"). AskPermission blocks until the user answers or ctx
+// ends; it may be called from the session's turn goroutine only, one
+// question at a time.
 type Prompter interface {
 	AskPermission(ctx context.Context, req PermissionRequest) (Answer, error)
 }
@@ -71,7 +72,8 @@ type SessionOptions struct {
 type TurnRequest struct {
 	Prompt string
 	// From is empty for the user; "external:<grantId>" for an external
-	// event (seed-mcp-events.md §5.3 rule 5): such a turn gets no tools.
+	// event (docs/reference/events.md, "The event's turn"): such a turn
+	// gets no tools.
 	From        string
 	ClaimedName string // shown only as a claim, never trusted
 	NoTools     bool
@@ -209,7 +211,7 @@ func (s *Session) emit(ev Event) {
 }
 
 // SetModel switches provider and model for the following turns; nothing
-// else changes (seed-providers.md §2.1).
+// else changes (docs/reference/runtime.md, "Turns and the queue").
 func (s *Session) SetModel(id string, p providers.Provider, model string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -444,14 +446,15 @@ func (s *Session) request(t *Turn, msgs []providers.Message) (providers.Provider
 	}
 	req.Messages = append(req.Messages, msgs...)
 	if t.Req.NoTools {
-		// An event turn has no tools and cannot act (§5.3 rule 5).
+		// An event turn has no tools and cannot act
+		// (docs/reference/events.md, "The event's turn").
 		req.ToolChoice = providers.ToolChoice{Mode: providers.ToolNone}
 		return p, req
 	}
 	for _, tool := range s.toolList() {
 		spec := tool.Spec()
 		if s.opts.Permissions != nil && s.opts.Permissions.DeniedTool(spec.Name) {
-			continue // a deny rule naming a tool removes it (decisions.md §6)
+			continue // a deny rule naming a tool removes it (docs/reference/runtime.md, "Permission modes and rules")
 		}
 		req.Tools = append(req.Tools, providers.Tool{Name: spec.Name, Description: spec.Description, Schema: spec.Schema})
 	}
@@ -543,8 +546,9 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 		if err != nil {
 			if aborted(ctx) {
 				// Keep the partial answer, without tool calls that will
-				// never get results (decisions.md §1.6 thinking: abort
-				// keeps the partial reply, marked interrupted).
+				// never get results (docs/reference/runtime.md, "Turns and
+				// the queue": an abort keeps the partial answer, marked
+				// interrupted).
 				msg := withoutToolCalls(col.Message())
 				if len(msg.Content) > 0 {
 					turnMsgs = append(turnMsgs, msg)
@@ -714,7 +718,8 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 	if v.Decision == Ask {
 		if t == nil {
 			// A direct call comes from outside the session (mcp serve):
-			// nobody here can answer for it (decisions.md §3, §6).
+			// nobody here can answer for it (docs/reference/mcp.md, "Served
+			// tools and agent_submit").
 			v.Decision, v.Reason = Deny, "nobody can answer a permission prompt here"
 		} else {
 			v = s.ask(ctx, t, spec, c, target, v)
@@ -728,7 +733,7 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 
 // ReportBackground tells the user (an EventBackground) and, with the next
 // turn, the model what a background task produced: a handed-off MCP call
-// (seed-mcp-events.md §2.4).
+// (docs/reference/runtime.md, "MCP tools and background tasks").
 func (s *Session) ReportBackground(text string) {
 	s.mu.Lock()
 	s.notes = append(s.notes, text)
@@ -772,8 +777,8 @@ func (s *Session) SetTools(group string, ts []tools.Tool) {
 	s.all = all
 }
 
-// ToolSpecs are the tools the session offers: a tool that a deny rule
-// names is left out (decisions.md §6).
+// ToolSpecs are the tools the session offers: a tool that a deny rule names
+// is left out (docs/reference/runtime.md, "Permission modes and rules").
 func (s *Session) ToolSpecs() []tools.Spec {
 	var out []tools.Spec
 	for _, tool := range s.toolList() {
@@ -804,7 +809,7 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 }
 
 // ask puts a permission question to the user, or denies where nobody can
-// answer (decisions.md §6).
+// answer (docs/reference/runtime.md, "Permission prompts").
 func (s *Session) ask(ctx context.Context, t *Turn, spec tools.Spec, c providers.ToolCall, target tools.Target, v Verdict) Verdict {
 	if s.opts.Prompter == nil {
 		v.Decision = Deny

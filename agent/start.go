@@ -23,7 +23,8 @@ import (
 const DefaultSystemPrompt = `You are agent, a coding assistant working in the user's terminal, in the workspace directory. Use the tools to read, search and change files and to run commands; keep answers short and exact.`
 
 // UntrustedError refuses a headless start in a workspace that is not
-// trusted (decisions.md §6, seed-mcp-events.md §1 prerequisites).
+// trusted (docs/reference/runtime.md, "Starting a session";
+// docs/reference/cli.md, "Trust").
 type UntrustedError struct{ Workspace string }
 
 func (e *UntrustedError) Error() string {
@@ -39,15 +40,16 @@ type StartOptions struct {
 	Home      string                      // "": $HOME
 	LookupEnv func(string) (string, bool) // nil: os.LookupEnv
 
-	// The session flags of cli.md. Invalid values are errors; a caller
-	// that wants usage errors (exit 2) checks them first.
+	// The session flags (docs/reference/cli.md, "Session flags"). Invalid
+	// values are errors; a caller that wants usage errors (exit 2) checks
+	// them first.
 	Provider, Model, BaseURL string
 	PermissionMode           string  // "": settings' permissions.defaultMode, else default
 	SystemPrompt             *string // nil: DefaultSystemPrompt
 
-	// Headless refuses an untrusted workspace instead of running with
-	// user settings only (decisions.md §6: print mode, background
-	// sessions and mcp serve are headless).
+	// Headless refuses an untrusted workspace instead of running with user
+	// settings only (print mode, background sessions and mcp serve are
+	// headless; docs/reference/runtime.md, "Starting a session").
 	Headless bool
 	// Prompter answers permission prompts; nil denies them naming the
 	// rule that would allow the call.
@@ -61,14 +63,14 @@ type StartOptions struct {
 	Notice func(string)
 
 	// MCPApprovalStore keeps MCP approvals beyond the process (the
-	// embedder's mcpApprovalStore, seed-mcp-events.md §1.1 rule 3); nil
-	// keeps them in memory for this process (rule 1).
+	// embedder's store; docs/reference/mcp.md, "What connects and when",
+	// rule 3); nil keeps them in memory, for this session (rule 1).
 	MCPApprovalStore mcp.ApprovalStore
 	// MCPStdioAuthorities let named stdio servers start (rule 3); the
 	// executable passes none.
 	MCPStdioAuthorities map[string]mcp.StdioAuthority
-	// NoMCPHandoff keeps every MCP call in its turn (print mode,
-	// seed-mcp-events.md §2.4 rule 4).
+	// NoMCPHandoff keeps every MCP call in its turn (print mode;
+	// docs/reference/settings.md, "mcp").
 	NoMCPHandoff bool
 	// SignInUI carries /mcp login's conversation (the URL, the browser
 	// question, the masked paste); nil: /mcp login is refused.
@@ -130,12 +132,15 @@ type WorkspaceSession struct {
 }
 
 // Start starts a workspace session the way the command line does: the
-// settings of the workspace with trust gating, the trust check for
-// headless starts, the provider and model of cli.md's resolution, the
-// built-in tools under the permission rules, the transcript and the MCP
-// servers. It is the one entry point of front ends and embedders: the
-// library start function of seed-mcp-events.md §1.1 rule 3, which takes
-// the approval store and the stdio authorities (docs/design.md).
+// settings of the workspace with trust gating, the trust check for headless
+// starts, the provider and model (docs/reference/cli.md, "Provider
+// resolution"), the built-in tools under the permission rules, the
+// transcript and the MCP servers (docs/reference/runtime.md, "Starting a
+// session"). It is the one entry point of front ends and embedders, and the
+// one through which an embedder supplies the approval store and the stdio
+// authorities (docs/reference/mcp.md, "What connects and when", rule 3;
+// docs/design.md, "Every front end starts its session through
+// `agent.Start`").
 func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -243,7 +248,8 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 }
 
 // startMCP builds the session's MCP manager and connects the approved
-// servers that may connect at startup (seed-mcp-events.md §1.1).
+// servers that may connect at startup (docs/reference/mcp.md, "What
+// connects and when").
 func (c *WorkspaceSession) startMCP(ctx context.Context, opts StartOptions) {
 	s := c.Settings
 	life, stop := context.WithCancel(context.Background())
@@ -296,7 +302,8 @@ func (c *WorkspaceSession) startMCP(ctx context.Context, opts StartOptions) {
 }
 
 // oauthTransport attaches the stored token of a signed-in server (and
-// refreshes it at the recorded endpoint, decisions.md §2).
+// refreshes it at the recorded endpoint, docs/reference/mcp.md,
+// "Credentials").
 func (c *WorkspaceSession) oauthTransport(d *config.ServerDef, base http.RoundTripper) (http.RoundTripper, error) {
 	id := oauth.IdentityOf(d)
 	st, err := c.credStore.State(id, time.Now())

@@ -16,16 +16,18 @@ const (
 )
 
 // Bounds of the registry: a session can hand off many calls, and a result
-// can be large; the list and each result are capped (architecture.md:
-// every outside byte bounded).
+// can be large; the list and each result are capped (every byte from
+// outside is bounded; docs/reference/runtime.md, "MCP tools and background
+// tasks").
 const (
 	maxTasks      = 64
 	maxTaskResult = 64 << 10
 )
 
 // TaskInfo is one background task: a tool call handed off after
-// mcp.autoBackgroundMs (seed-mcp-events.md §2.4), as the terminal UI's
-// background list shows it (decisions.md §1.6).
+// mcp.autoBackgroundMs (docs/reference/settings.md, "mcp"), as the terminal
+// UI's background list shows it (docs/reference/keybindings.md, "Contexts":
+// background-list).
 type TaskInfo struct {
 	ID      int
 	Tool    string

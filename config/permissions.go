@@ -8,7 +8,8 @@ import (
 	"agent/internal/strictjson"
 )
 
-// Permission modes (decisions.md §6).
+// Permission modes (docs/reference/runtime.md, "Permission modes and
+// rules").
 const (
 	ModeDefault     = "default"
 	ModePlan        = "plan"
@@ -21,7 +22,8 @@ func ValidMode(m string) bool {
 	return m == ModeDefault || m == ModePlan || m == ModeAcceptEdits || m == ModeBypass
 }
 
-// Rule is a permission rule `Tool` or `Tool(pattern)` (decisions.md §2, §6).
+// Rule is a permission rule `Tool` or `Tool(pattern)`
+// (docs/reference/settings.md, "Rule syntax").
 type Rule struct {
 	Tool       string // a tool name, or "<server>__*" for every tool of a server
 	Pattern    string // inside the parentheses; meaningful when HasPattern
@@ -38,9 +40,9 @@ func (r Rule) String() string {
 }
 
 // ParseRule parses the rule syntax. The tool part is letters, digits, '_'
-// and '-' (the characters of tool names, decisions.md §2), optionally
-// ending in "__*"; the pattern is everything between the first '(' and the
-// final ')', and must not be empty.
+// and '-' (the characters of tool names, docs/reference/mcp.md, "Tool
+// naming"), optionally ending in "__*"; the pattern is everything between
+// the first '(' and the final ')', and must not be empty.
 func ParseRule(s string) (Rule, error) {
 	tool, rest, paren := strings.Cut(s, "(")
 	var r Rule

@@ -10,11 +10,12 @@ import (
 	"agent/internal/strictjson"
 )
 
-// ProviderIDs are the chat provider ids of cli.md, in display order.
+// ProviderIDs are the chat provider ids (docs/reference/cli.md, "Session
+// flags"), in display order.
 var ProviderIDs = []string{"messages", "responses", "genai", "reasoning", "regional", "local"}
 
 // APIKeyEnv is the environment variable that holds each provider's key
-// (seed-providers.md §1; local needs none).
+// (docs/reference/cli.md, "Environment"; local needs none).
 var APIKeyEnv = map[string]string{
 	"messages":  "MESSAGES_API_KEY",
 	"responses": "RESPONSES_API_KEY",
@@ -26,7 +27,7 @@ var APIKeyEnv = map[string]string{
 // ValidBaseURL reports whether s can be a provider's base URL, from the
 // settings (providers.<id>.baseURL) or the --base-url flag alike: an
 // absolute http or https URL with a host and no user credentials (keys go
-// in the environment, seed-providers.md §5).
+// in the environment; docs/reference/settings.md, "providers").
 func ValidBaseURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil
@@ -57,10 +58,10 @@ var (
 
 func optEnum(vals ...string) optKind { return optKind{kind: strictjson.String, enum: vals} }
 
-// providerOptions are the settable options of seed-providers.md §2.2–2.7
-// per provider id (client, executor, logger and payloadLogger are Go
-// values, not settings). baseURL, model, timeout and apiKey are common and
-// handled apart.
+// providerOptions are the settable options per provider id
+// (docs/reference/settings.md, "providers"; client, executor, logger and
+// payloadLogger are Go values, not settings). baseURL, model, timeout and
+// apiKey are common and handled apart.
 var providerOptions = map[string]map[string]optKind{
 	"messages": {},
 	"responses": {
@@ -90,7 +91,8 @@ var providerOptions = map[string]map[string]optKind{
 	"local": {"defaultModel": optString},
 }
 
-// ModelRef is the defaultModel setting (cli.md, provider resolution).
+// ModelRef is the defaultModel setting (docs/reference/settings.md,
+// "defaultModel").
 type ModelRef struct {
 	Provider string
 	Model    string
@@ -110,7 +112,8 @@ type ProviderSettings struct {
 	Options   map[string]any // provider-specific options, JSON-shaped
 }
 
-// envRef resolves a "$ENV:NAME" settings value (cli.md).
+// envRef resolves a "$ENV:NAME" settings value (docs/reference/settings.md,
+// "providers").
 func (l *loader) envRef(f File, p strictjson.Path, s string) (string, string, bool) {
 	name, ok := strings.CutPrefix(s, "$ENV:")
 	if !ok {

@@ -12,8 +12,9 @@ import (
 	"agent/internal/strictjson"
 )
 
-// Template is a settings string that may hold ${VAR} templates: the text
-// as written (hashed for approvals, decisions.md §2) and its expansion.
+// Template is a settings string that may hold ${VAR} templates: the text as
+// written (hashed for approvals, docs/reference/mcp.md, "Fingerprint") and
+// its expansion.
 type Template struct {
 	Raw string
 	Expansion
@@ -25,13 +26,15 @@ type NameValue struct {
 	Value Template
 }
 
-// HeaderHelper is a command allowed to produce request headers (§2.2, §2.3).
+// HeaderHelper is a command allowed to produce request headers
+// (docs/reference/settings.md, "mcpServers" and "mcpHeaderHelpers").
 type HeaderHelper struct {
 	Command string   // absolute path
 	Args    []string // exact arguments
 }
 
-// Equal reports an exact match of command and arguments (§2.2 rule 4).
+// Equal reports an exact match of command and arguments
+// (docs/reference/settings.md, "mcpHeaderHelpers").
 func (h HeaderHelper) Equal(o HeaderHelper) bool {
 	if h.Command != o.Command || len(h.Args) != len(o.Args) {
 		return false
@@ -44,8 +47,8 @@ func (h HeaderHelper) Equal(o HeaderHelper) bool {
 	return true
 }
 
-// OAuth is a definition's oauth object (§2.2 rule 3). It takes no
-// templates and never a client secret.
+// OAuth is a definition's oauth object (docs/reference/settings.md,
+// "mcpServers"). It takes no templates and never a client secret.
 type OAuth struct {
 	ClientID              string
 	CallbackPort          int
@@ -53,8 +56,9 @@ type OAuth struct {
 	Scopes                []string
 }
 
-// ServerDef is one MCP server definition (§2.2). A definition with
-// Problems is refused: listed, never connected.
+// ServerDef is one MCP server definition (docs/reference/settings.md,
+// "mcpServers"). A definition with Problems is refused: listed, never
+// connected.
 type ServerDef struct {
 	Name      string
 	Scope     Scope
@@ -96,19 +100,21 @@ func normaliseType(t string) string {
 	case "stdio", "http", "sse", "ws":
 		return t
 	case "streamable-http":
-		return "http" // an alternate spelling (§2.2)
+		return "http" // an alternate spelling (docs/reference/settings.md, "mcpServers")
 	}
 	return ""
 }
 
-// fieldTypes says which definition fields apply to which types (§2.2).
+// fieldTypes says which definition fields apply to which types
+// (docs/reference/settings.md, "mcpServers").
 var fieldTypes = map[string]string{
 	"type": "all", "timeout": "all",
 	"command": "stdio", "args": "stdio", "cwd": "stdio", "env": "stdio",
 	"url": "remote", "headers": "remote", "headersHelper": "remote", "oauth": "remote",
 }
 
-// secretKeys are refused by name anywhere in a definition (§2.2 rule 2).
+// secretKeys are refused by name anywhere in a definition
+// (docs/reference/settings.md, "mcpServers").
 func isSecretKey(k string) bool {
 	l := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(k))
 	return l == "clientsecret" || l == "secret"
@@ -202,7 +208,8 @@ func parseServer(name string, f File, p strictjson.Path, v *strictjson.Value, lo
 			for _, e := range m.Value.Members {
 				ep := kp.Key(e.Key)
 				if e.Value.Kind != strictjson.String {
-					// The value's kind only: never the value (§5.4).
+					// The value's kind only: never the value
+					// (docs/reference/settings.md, "Diagnostics").
 					bad(ep, "expected a string value, found %s", e.Value.Kind)
 					continue
 				}
@@ -265,7 +272,7 @@ func parseServer(name string, f File, p strictjson.Path, v *strictjson.Value, lo
 }
 
 // checkServerURL validates a remote URL without echoing it: it may carry
-// expanded credentials (§5.4).
+// expanded credentials (docs/reference/settings.md, "Diagnostics").
 func checkServerURL(raw, typ string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -320,8 +327,9 @@ func parseHelper(v *strictjson.Value, p strictjson.Path) (HeaderHelper, []pathMs
 				probs = append(probs, pathMsg{kp, fmt.Sprintf("expected a string, found %s", m.Value.Kind)})
 				continue
 			}
-			// No templates here (§2.2 rule 2), and no PATH search: the
-			// allow list matches an exact absolute command.
+			// No templates here (docs/reference/settings.md, "mcpServers"),
+			// and no PATH search: the allow list matches an exact absolute
+			// command.
 			if !filepath.IsAbs(m.Value.Str) {
 				probs = append(probs, pathMsg{kp, "must be an absolute path"})
 				continue
@@ -410,7 +418,8 @@ func parseOAuth(v *strictjson.Value, p strictjson.Path, bad func(strictjson.Path
 				ok = false
 			}
 		default:
-			// §2.2 rule 2: oauth rejects unknown keys; a secret gets its remedy.
+			// oauth rejects unknown keys; a secret gets its remedy
+			// (docs/reference/settings.md, "mcpServers").
 			if isSecretKey(m.Key) {
 				bad(kp, "%s", secretRefusal)
 			} else {

@@ -17,7 +17,8 @@ import (
 	"agent/internal/strictjson"
 )
 
-// Scope is where a settings file sits (seed-mcp-events.md §2.1).
+// Scope is where a settings file sits (docs/reference/settings.md, "Files
+// and scopes").
 type Scope int
 
 // The scopes, in increasing precedence.
@@ -44,7 +45,8 @@ const MaxSettingsFile = 4 << 20
 
 // Diagnostic is one problem found while loading, shown at startup, by
 // `agent mcp list` and in /mcp. It never holds the value of a header, an
-// environment variable or a secret (§5.4).
+// environment variable or a secret (docs/reference/settings.md,
+// "Diagnostics").
 type Diagnostic struct {
 	File string          // the settings file
 	Path strictjson.Path // the key, e.g. $.mcpServers.github.url; empty for the whole file
@@ -93,7 +95,7 @@ func SettingsFiles(home, workspace string) []File {
 }
 
 // LocalSettingsPath is the file that "allow for this project" writes to
-// (decisions.md §6).
+// (docs/reference/settings.md, "Writing settings").
 func LocalSettingsPath(workspace string) string {
 	return filepath.Join(workspace, ".agent", "settings.local.json")
 }
@@ -105,17 +107,18 @@ func UserDir(home string) string { return filepath.Join(home, ".agent") }
 type Options struct {
 	Home      string     // the user's home directory
 	Workspace string     // the workspace's real path
-	Trusted   bool       // whether project and local files apply (§1 prerequisites)
+	Trusted   bool       // whether project and local files apply (docs/reference/settings.md, "Trust gating")
 	Lookup    LookupFunc // environment; nil means os.LookupEnv
 }
 
-// Defaults of seed-mcp-events.md §2.4.
+// Defaults of docs/reference/settings.md, "mcp".
 const (
 	DefaultAutoBackground = 120 * time.Second
 	DefaultCallTimeout    = 600 * time.Second
 )
 
-// MCPSettings are the mcp keys of §2.4 after precedence and rule 3.
+// MCPSettings are the mcp keys after precedence and the handoff rule
+// (docs/reference/settings.md, "mcp").
 type MCPSettings struct {
 	AutoBackground time.Duration // 0: handoff off
 	CallTimeout    time.Duration
@@ -124,10 +127,10 @@ type MCPSettings struct {
 // Settings is the merged result of loading.
 type Settings struct {
 	Files           []File
-	Servers         map[string]*ServerDef // by name: the winning definition (§2.1 rule 1)
-	HeaderHelpers   []HeaderHelper        // from user files only (§2.3)
+	Servers         map[string]*ServerDef // by name: the winning definition (docs/reference/settings.md, "Precedence")
+	HeaderHelpers   []HeaderHelper        // from user files only (docs/reference/settings.md, "mcpHeaderHelpers")
 	MCP             MCPSettings
-	AllowedNetworks []netip.Prefix // mcpAllowedNetworks, user files only (decisions.md §2)
+	AllowedNetworks []netip.Prefix // mcpAllowedNetworks, user files only (docs/reference/settings.md, "mcpAllowedNetworks")
 	Permissions     Permissions
 	DefaultModel    *ModelRef
 	Providers       map[string]*ProviderSettings
@@ -149,7 +152,8 @@ type loader struct {
 	opts  Options
 	s     *Settings
 	diags []Diagnostic
-	// per-key precedence for the two mcp keys (§2.4 rule 1)
+	// per-key precedence for the two mcp keys (docs/reference/settings.md,
+	// "Precedence")
 	autoBG, callTO   *int64
 	autoBGf, callTOf string
 }
@@ -197,8 +201,9 @@ func Load(opts Options) *Settings {
 		}
 		if f.Scope != User && !opts.Trusted {
 			// Project and local definitions are listed as untrusted and
-			// nothing else of the file applies (§1, §3.1). Templates are not
-			// expanded: an untrusted file does not read the environment.
+			// nothing else of the file applies (docs/reference/settings.md,
+			// "Trust gating"). Templates are not expanded: an untrusted
+			// file does not read the environment.
 			f.Status = Untrusted
 			l.s.Files = append(l.s.Files, f)
 			if servers := root.Get("mcpServers"); servers != nil && servers.Kind == strictjson.Object {
@@ -310,8 +315,9 @@ func (l *loader) headerHelpers(f File, p strictjson.Path, v *strictjson.Value) {
 	}
 }
 
-// mcp applies §2.4: each key on its own with scope precedence; a negative
-// or non-integer value discards the file's whole mcp object (rule 2).
+// mcp applies docs/reference/settings.md, "mcp": each key on its own with
+// scope precedence; a negative or non-integer value discards the file's
+// whole mcp object.
 func (l *loader) mcp(f File, p strictjson.Path, v *strictjson.Value) {
 	if v.Kind != strictjson.Object {
 		l.diag(f.Path, p, "expected an object, found %s; ignored", v.Kind)

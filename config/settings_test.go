@@ -89,7 +89,8 @@ func server(t *testing.T, s *Settings, name string) *ServerDef {
 	return d
 }
 
-// §2.1: the six files and their scopes.
+// The six files and their scopes (docs/reference/settings.md, "Files and
+// scopes").
 func TestScopesAndFiles(t *testing.T) {
 	def := func(cmd string) string {
 		return `{"mcpServers":{"s":{"type":"stdio","command":"` + cmd + `"}}}`
@@ -121,7 +122,8 @@ func TestScopesAndFiles(t *testing.T) {
 	}
 }
 
-// §2.1 rule 1: whole entries win, never merged field by field.
+// Whole entries win, never merged field by field
+// (docs/reference/settings.md, "Precedence").
 func TestWholeEntryPrecedence(t *testing.T) {
 	s := load(t, files{
 		"user":    `{"mcpServers":{"s":{"type":"stdio","command":"u","args":["-x"],"env":{"A":"1"},"timeout":5}}}`,
@@ -133,7 +135,7 @@ func TestWholeEntryPrecedence(t *testing.T) {
 	}
 }
 
-// §1 prerequisites and §3.1: untrusted definitions.
+// Untrusted definitions (docs/reference/settings.md, "Trust gating").
 func TestUntrustedDefinitions(t *testing.T) {
 	s := load(t, files{
 		"project": `{"mcpServers":{"p":{"type":"stdio","command":"${HOME}"}},"permissions":{"allow":["Bash"]},"mcp":{"callTimeoutMs":5}}`,
@@ -176,7 +178,7 @@ func TestInvalidFileSkipped(t *testing.T) {
 	wantDiag(t, s, "$: expected an object, found array")
 }
 
-// §2.2: every field rule.
+// Every field rule (docs/reference/settings.md, "mcpServers").
 func TestServerDefinitionRules(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -278,7 +280,8 @@ func TestServerFieldsDecoded(t *testing.T) {
 	}
 }
 
-// §2.2 rule 1: templates in command, args, cwd, env, url and headers.
+// Templates in command, args, cwd, env, url and headers
+// (docs/reference/settings.md, "Templates").
 func TestTemplatesInDefinitions(t *testing.T) {
 	lookup := env("BIN", "/opt/srv", "DIR", "/w", "API_TOKEN", "tok123", "HOST", "mcp.example")
 	s := load(t, files{"user": `{"mcpServers":{
@@ -311,7 +314,8 @@ func TestTemplatesInDefinitions(t *testing.T) {
 	}
 }
 
-// §2.3: mcpHeaderHelpers only from user settings.
+// mcpHeaderHelpers only from user settings (docs/reference/settings.md,
+// "mcpHeaderHelpers").
 func TestHeaderHelpers(t *testing.T) {
 	s := load(t, files{
 		"user":    `{"mcpHeaderHelpers":[{"command":"/usr/bin/h","args":["a"]},{"command":"rel"},{"command":"/x","extra":1}]}`,
@@ -329,7 +333,8 @@ func TestHeaderHelpers(t *testing.T) {
 		"settings.local.json: $.mcpHeaderHelpers: ignored")
 }
 
-// §2.4: mcp.autoBackgroundMs and mcp.callTimeoutMs.
+// mcp.autoBackgroundMs and mcp.callTimeoutMs (docs/reference/settings.md,
+// "mcp").
 func TestMCPSettings(t *testing.T) {
 	cases := []struct {
 		name       string
@@ -601,8 +606,9 @@ func FuzzLoad(f *testing.F) {
 	})
 }
 
-// §2.1 rule 3: mcpServers is an object of name to definition; any other
-// shape is reported against the file, and the other keys still apply.
+// mcpServers is an object of name to definition
+// (docs/reference/settings.md, "mcpServers"); any other shape is reported
+// against the file, and the other keys still apply.
 func TestMCPServersShape(t *testing.T) {
 	cases := []struct {
 		name, file string
@@ -628,8 +634,9 @@ func TestMCPServersShape(t *testing.T) {
 	noDiag(t, s)
 }
 
-// §2.1 rule 2: only the six settings files define servers; a plugin's or a
-// project's .mcp.json is never read, whatever it holds.
+// Only the six settings files define servers (docs/reference/settings.md,
+// "Files and scopes"); a plugin's or a project's .mcp.json is never read,
+// whatever it holds.
 func TestMCPJSONNotRead(t *testing.T) {
 	home, ws := setup(t, files{"user": `{"mcpServers":{"u":{"type":"stdio","command":"u"}}}`})
 	def := []byte(`{"mcpServers":{"plugin":{"type":"stdio","command":"evil"}}}`)

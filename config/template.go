@@ -3,10 +3,10 @@ package config
 import "strings"
 
 // Expansion is a template string filled from the environment
-// (seed-mcp-events.md §2.2 rule 1).
+// (docs/reference/settings.md, "Templates").
 type Expansion struct {
 	Value   string   // the expanded text, sent to the process or server
-	Display string   // Value with the parts from credential-shaped variables masked (§5.4)
+	Display string   // Value with the parts from credential-shaped variables masked (docs/reference/settings.md, "Templates")
 	Unset   []string // variables without a default that were not set: left literal
 	Invalid []string // ${...} forms that are not templates: left literal
 }
@@ -17,7 +17,8 @@ type LookupFunc func(name string) (value string, ok bool)
 // Expand fills ${VAR} and ${VAR:-default} in s. As in the shell, the
 // default applies when VAR is unset or empty. An unset variable without a
 // default is reported in Unset and left as literal text, never replaced by
-// an empty string (§2.2 rule 1). A '$' not followed by '{' is literal.
+// an empty string (docs/reference/settings.md, "Templates"). A '$' not
+// followed by '{' is literal.
 func Expand(s string, lookup LookupFunc) Expansion {
 	if !strings.Contains(s, "${") {
 		return Expansion{Value: s, Display: s}

@@ -13,9 +13,11 @@ import (
 	"agent/internal/strictjson"
 )
 
-// The workspace trust store (cli.md, paths): ~/.agent/trusted-workspaces.json,
-// 0600, keyed by the workspace's real path. Project and local settings, and
-// headless starts, need a trusted workspace (seed-mcp-events.md §1).
+// The workspace trust store (docs/reference/cli.md, "Files" and "Trust"):
+// ~/.agent/trusted-workspaces.json, 0600, keyed by the workspace's real
+// path. Project and local settings, and headless starts, need a trusted
+// workspace (docs/reference/settings.md, "Trust gating";
+// docs/reference/runtime.md, "Starting a session").
 
 const maxTrustFile = 1 << 20
 

@@ -18,10 +18,10 @@ const (
 	OutcomeUnavailable = "unavailable" // 503
 )
 
-// Record is one audited decision (decisions.md §4): the time, the grant,
-// the outcome and the status, with the refusal's reason, the client's
-// address and the turn id. It never holds the token, the content, the
-// conversation id or the claimed name.
+// Record is one audited decision (docs/reference/events.md, "Audit log"):
+// the time, the grant, the outcome and the status, with the refusal's
+// reason, the client's address and the turn id. It never holds the token,
+// the content, the conversation id or the claimed name.
 type Record struct {
 	Time    time.Time `json:"time"`
 	Grant   string    `json:"grant,omitempty"` // "" when the path named no grant
@@ -87,7 +87,8 @@ func OpenAuditLog(path string, opts AuditLogOptions) (*AuditLog, error) {
 
 func (l *AuditLog) open() error {
 	// O_NONBLOCK: opening a FIFO for writing would wait for a reader; it
-	// fails or is refused below instead (decisions.md §4).
+	// fails or is refused below instead (docs/reference/events.md, "Audit
+	// log").
 	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
 		return fmt.Errorf("audit log: %w", err)

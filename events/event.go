@@ -6,15 +6,16 @@ import (
 	"agent/internal/strictjson"
 )
 
-// MaxBodyBytes is the largest request body (seed-mcp-events.md §8; 413
-// above).
+// MaxBodyBytes is the largest request body (docs/reference/events.md, "The
+// endpoint"; 413 above).
 const MaxBodyBytes = 16 << 10
 
 // Event is an admitted external event as the session receives it
-// (seed-mcp-events.md §6.1). ClaimedName is the sender's word only: it is
-// shown as a claim and never decides who sent the event (§5.3 rule 5); the
-// sender is the grant. Content and ClaimedName are the sender's text:
-// whatever shows them sanitises them first (architecture.md, house style 6).
+// (docs/reference/events.md, "The endpoint"). ClaimedName is the sender's
+// word only: it is shown as a claim and never decides who sent the event
+// (docs/reference/events.md, "The event's turn"); the sender is the grant.
+// Content and ClaimedName are the sender's text: whatever shows them
+// sanitises them first (docs/reference/cli.md, "Output streams").
 type Event struct {
 	GrantID        string
 	ConversationID string
@@ -30,11 +31,11 @@ func (e Event) From() string { return "external:" + e.GrantID }
 // (400).
 var ErrMalformedEvent = errors.New("malformed event")
 
-// ParseEvent decodes an event body (decisions.md §4): strict JSON, an
-// object with exactly kind ("message"), conversationId and content
-// (non-empty strings) and optionally claimedName (a string). Anything else,
-// an unknown member or a case variant of a known one included, is
-// ErrMalformedEvent. The returned Event has no GrantID.
+// ParseEvent decodes an event body (docs/reference/events.md, "The
+// endpoint"): strict JSON, an object with exactly kind ("message"),
+// conversationId and content (non-empty strings) and optionally claimedName
+// (a string). Anything else, an unknown member or a case variant of a known
+// one included, is ErrMalformedEvent. The returned Event has no GrantID.
 func ParseEvent(body []byte) (Event, error) {
 	root, err := strictjson.Parse(body, strictjson.Options{MaxBytes: MaxBodyBytes, MaxDepth: 2})
 	if err != nil || root.Kind != strictjson.Object {
@@ -49,7 +50,7 @@ func ParseEvent(body []byte) (Event, error) {
 		}
 		switch m.Key {
 		case "kind":
-			// Other kinds: not shown (§6.1), so not admitted.
+			// Only "message" is defined, so no other kind is admitted.
 			if v.Str != "message" {
 				return Event{}, ErrMalformedEvent
 			}

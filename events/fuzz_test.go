@@ -40,7 +40,7 @@ func FuzzParseGrant(f *testing.F) {
 }
 
 // FuzzParseEvent: the body decoder never panics, and what it accepts has
-// exactly the shape of decisions.md §4.
+// exactly the shape of docs/reference/events.md, "The endpoint".
 func FuzzParseEvent(f *testing.F) {
 	for _, tc := range eventCases {
 		f.Add([]byte(tc.body))
@@ -61,9 +61,10 @@ func FuzzParseEvent(f *testing.F) {
 }
 
 // FuzzRequest: whole requests (method, path, headers, body) through the
-// endpoint. Every answer is one of the statuses of seed §7.2 (or 405 and
-// 200 for metadata); refusals have empty bodies; nothing is admitted
-// without a valid token, which the fuzzer cannot forge.
+// endpoint. Every answer is one of the statuses of
+// docs/reference/events.md, "Order of checks" (or 405 and 200 for
+// metadata); refusals have empty bodies; nothing is admitted without a
+// valid token, which the fuzzer cannot forge.
 func FuzzRequest(f *testing.F) {
 	f.Add("POST", testPath, "Bearer x.y.z", "", goodBody)
 	f.Add("GET", "/.well-known/oauth-protected-resource"+testPath, "", "", "")

@@ -14,7 +14,7 @@ import (
 	"agent/internal/strictjson"
 )
 
-// Limits of grant files (seed-mcp-events.md §2.7, §8; decisions.md §4).
+// Limits of grant files (docs/reference/events.md, "Grant files").
 const (
 	MaxGrantFileBytes = 16 << 10 // a grant file is at most 16 KiB
 	MaxGrants         = 16       // grants per session
@@ -34,15 +34,15 @@ const (
 )
 
 // Rate is one rate window: at most MaxTurns admitted turns in any trailing
-// Window (decisions.md §4).
+// Window (docs/reference/events.md, "Rate windows").
 type Rate struct {
 	Window   time.Duration
 	MaxTurns int
 }
 
-// Grant is one validated grant file (seed-mcp-events.md §2.7). A Grant from
-// ParseGrant or LoadGrants satisfies every rule of decisions.md §4; New
-// checks grants built by other means by the same rules.
+// Grant is one validated grant file (docs/reference/events.md, "Grant
+// files"). A Grant from ParseGrant or LoadGrants satisfies every rule of
+// that section; New checks grants built by other means by the same rules.
 type Grant struct {
 	ID         string           // grantId: also the grant's label
 	Issuer     string           // the authorization server whose tokens are accepted
@@ -412,8 +412,9 @@ func validPrincipal(s string) bool {
 
 // checkURL returns what is wrong with an issuer or resource URL, or "".
 // Both are https URLs without user info or fragment; neither may have a
-// query: RFC 8414 §2 forbids one in an issuer, and decisions.md §4 in a
-// resource. The messages never repeat the URL.
+// query: RFC 8414 §2 forbids one in an issuer, and
+// docs/reference/events.md, "Grant files", in a resource. The messages
+// never repeat the URL.
 func checkURL(s string, resource bool) string {
 	if len(s) > maxURL {
 		return "must be at most 2048 bytes"
@@ -453,10 +454,10 @@ func resourcePath(resource string) string {
 	return u.EscapedPath()
 }
 
-// LoadGrants reads and validates grant files, in order. Any problem
-// refuses them all (seed-mcp-events.md §2.7: an invalid grant refuses the
-// start): the error joins one *GrantError per problem, each naming its
-// file and field.
+// LoadGrants reads and validates grant files, in order. Any problem refuses
+// them all (docs/reference/events.md, "Starting a session with grants": an
+// invalid grant refuses the start): the error joins one *GrantError per
+// problem, each naming its file and field.
 func LoadGrants(paths []string) ([]Grant, error) {
 	var errs []error
 	var grants []Grant

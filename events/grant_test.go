@@ -67,8 +67,8 @@ func TestParseGrantValid(t *testing.T) {
 	}
 }
 
-// grantCases are files each breaking one rule of decisions.md §4, with the
-// field the error must name.
+// grantCases are files each breaking one rule of docs/reference/events.md,
+// "Grant files", with the field the error must name.
 var grantCases = []struct {
 	name, doc, field string
 }{

@@ -11,10 +11,11 @@ import (
 )
 
 // window counts the admitted turns of one grant against its rate windows
-// (decisions.md §4: rate windows count admitted turns in the trailing
-// windowMs). It keeps the time of each admitted turn that some window can
-// still see, at most the largest maxTurns of them, oldest first. Times are
-// offsets from an epoch, so that comparisons use the monotonic clock.
+// (docs/reference/events.md, "Rate windows": only admitted turns count, in
+// the trailing windowMs). It keeps the time of each admitted turn that some
+// window can still see, at most the largest maxTurns of them, oldest first.
+// Times are offsets from an epoch, so that comparisons use the monotonic
+// clock.
 //
 // A window is not safe for concurrent use; its grant's mutex guards it.
 type window struct {
@@ -80,7 +81,7 @@ func (w *window) prune(now time.Duration) {
 // The failure throttle (internal/throttle, shared with `mcp serve`): after
 // ThrottleFailures refused requests from one client within ThrottleWindow,
 // its further failing requests are answered 429 with Retry-After until the
-// window has room (decisions.md §3 and §4).
+// window has room (docs/reference/events.md, "Throttle").
 const (
 	ThrottleFailures       = throttle.DefaultMaxFailures
 	ThrottleWindow         = throttle.DefaultWindow
@@ -89,11 +90,11 @@ const (
 
 // clientAddr is the address a request came from: the peer, or, when the
 // peer is a trusted proxy, the nearest address in X-Forwarded-For that is
-// not itself a trusted proxy (seed-mcp-events.md §5.3 rule 4). Entries are
-// read from the right: each proxy appends the address it received from, so
-// only the right-hand entries were written by proxies the operator trusts,
-// and everything to the left of the first untrusted one is the client's
-// own claim.
+// not itself a trusted proxy (docs/reference/events.md, "Throttle").
+// Entries are read from the right: each proxy appends the address it
+// received from, so only the right-hand entries were written by proxies the
+// operator trusts, and everything to the left of the first untrusted one is
+// the client's own claim.
 func clientAddr(r *http.Request, trusted map[netip.Addr]bool) netip.Addr {
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {

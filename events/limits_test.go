@@ -71,11 +71,11 @@ func TestWindowMemory(t *testing.T) {
 	}
 }
 
-// TestThrottle: more than 20 failures from one address within 60 s make
-// its failing requests 429 with Retry-After, in place of their 401, 403,
-// 404 or 405, until the window has room; a request whose token verifies
-// for its grant is never refused by the throttle (decisions.md §4); other
-// addresses are not affected; an IPv6 /64 counts as one.
+// TestThrottle: more than 20 failures from one address within 60 s make its
+// failing requests 429 with Retry-After, in place of their 401, 403, 404 or
+// 405, until the window has room; a request whose token verifies for its
+// grant is never refused by the throttle (docs/reference/events.md,
+// "Throttle"); other addresses are not affected; an IPv6 /64 counts as one.
 func TestThrottle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, func(o *Options) { o.Now = nil })

@@ -24,17 +24,17 @@ import (
 )
 
 // Target is the session that admitted events start turns in. The events
-// package defines it so that it need not know the session runtime
-// (architecture.md, import direction).
+// package defines it so that it need not know the session runtime (events
+// never imports agent; README.md, "A walk through the code").
 //
 // SubmitExternal queues a turn for ev and returns the turn's id. The turn
-// must have no tools (tool choice none), its answer must go nowhere
-// outside the session, and the transcript must show it as from ev.From()
-// with ev.ClaimedName marked as a claim (seed-mcp-events.md §5.3 rule 5;
-// decisions.md §4). It is called from request goroutines, one grant at a
-// time but several grants at once, and must not block for long: queue the
-// turn, do not run it. Any error answers 503; wrap ErrCannotTake when the
-// session is busy or closed.
+// must have no tools (tool choice none), its answer must go nowhere outside
+// the session, and the transcript must show it as from ev.From() with
+// ev.ClaimedName marked as a claim (docs/reference/events.md, "The event's
+// turn"). It is called from request goroutines, one grant at a time but
+// several grants at once, and must not block for long: queue the turn, do
+// not run it. Any error answers 503; wrap ErrCannotTake when the session is
+// busy or closed.
 type Target interface {
 	SubmitExternal(ctx context.Context, ev Event) (turnID string, err error)
 }
@@ -67,7 +67,8 @@ type Options struct {
 	Target         Target
 	// Keys returns the key source of an issuer; it is called once per
 	// distinct issuer in New. nil means discovery through the issuer's
-	// metadata with jose.NewRemoteKeys and HTTPClient (decisions.md §3).
+	// metadata with jose.NewRemoteKeys and HTTPClient
+	// (docs/reference/mcp.md, "Access-token verification").
 	Keys func(issuer string) (jose.KeySource, error)
 	// HTTPClient makes the issuers' metadata and JWKS requests when Keys
 	// is nil; nil means jose's own client. Redirects are never followed.
@@ -76,7 +77,8 @@ type Options struct {
 	Now        func() time.Time // nil: time.Now
 	// MaxTokens bounds the single-use store; 0 means
 	// jose.DefaultMaxEntries. When it is full, new tokens get 503 rather
-	// than live ones being forgotten (decisions.md §4).
+	// than live ones being forgotten (docs/reference/events.md, "Tokens and
+	// single use").
 	MaxTokens int
 	// MaxThrottleAddrs bounds the addresses the failure throttle tracks;
 	// 0 means DefaultMaxThrottleAddr.
@@ -88,7 +90,8 @@ type Options struct {
 }
 
 // ParseTrustedProxies reads the values of --external-event-trusted-proxy:
-// each a literal IP address (seed-mcp-events.md §4.4).
+// each a literal IP address (docs/reference/events.md, "Starting a session
+// with grants").
 func ParseTrustedProxies(values []string) ([]netip.Addr, error) {
 	out := make([]netip.Addr, 0, len(values))
 	for _, v := range values {
@@ -218,11 +221,11 @@ func New(opts Options) (*Server, error) {
 		}
 		vo := jose.Options{
 			Issuer:     g.Issuer,
-			Audience:   g.Resource, // seed §5.3 rule 1: audience equal to resource
+			Audience:   g.Resource, // the audience is the grant's resource (docs/reference/events.md, "Tokens and single use")
 			Scopes:     g.Scopes,
 			Algorithms: g.Algorithms,
 			Keys:       ks,
-			RequireID:  true, // §5.3 rule 2: jti and exp
+			RequireID:  true, // jti and exp are required (same section)
 			Now:        s.now,
 		}
 		if g.Subject != "" {
@@ -260,7 +263,8 @@ func New(opts Options) (*Server, error) {
 
 // Listen opens the listener on 127.0.0.1 at the configured port, once, and
 // returns its address. The endpoint never binds another interface: the
-// operator's proxy or tunnel forwards to it (seed-mcp-events.md §4.4).
+// operator's proxy or tunnel forwards to it (docs/reference/events.md,
+// "Starting a session with grants").
 func (s *Server) Listen() (netip.AddrPort, error) {
 	s.lnMu.Lock()
 	defer s.lnMu.Unlock()
@@ -369,8 +373,8 @@ func (s *Server) SetTarget(t Target) {
 
 // Revoke withdraws a grant at once: once Revoke returns, no event under it
 // is admitted. A revoked grant answers exactly like a live one to a request
-// without a valid token for it, and 403 to one with (decisions.md §4).
-// Revoking twice is not an error.
+// without a valid token for it, and 403 to one with
+// (docs/reference/events.md, "Revocation"). Revoking twice is not an error.
 func (s *Server) Revoke(grantID string) error {
 	st, ok := s.byID[grantID]
 	if !ok {
@@ -444,12 +448,13 @@ const (
 	reasonTokenPrefix = "token: "
 )
 
-// ServeHTTP is the endpoint. The checks run in the order of decisions.md
-// §4 — size (413), grant known (404), token valid for this grant with its
-// principal (401), scopes (403), grant revoked (403), body well-formed
-// (400), token not used before (401), rate windows (429), session can take
-// it (503) — with the method (405) checked once the grant is known.
-// Refusals have empty bodies (seed §7.2).
+// ServeHTTP is the endpoint. The checks run in the order of
+// docs/reference/events.md, "Order of checks" — size (413), grant known
+// (404), token valid for this grant with its principal (401), scopes (403),
+// grant revoked (403), body well-formed (400), token not used before (401),
+// rate windows (429), session can take it (503) — with the method (405)
+// checked once the grant is known. Refusals have empty bodies
+// (docs/reference/events.md, "The endpoint").
 //
 // Everything up to the revocation check is decided from the request head,
 // so those refusals go out without waiting for the body (the declared
@@ -457,7 +462,7 @@ const (
 // read, after the token). The failure throttle answers 429 in place of
 // those refusals only, to an address over its limit: a request whose token
 // verifies for its grant is never refused because of failures, its own or
-// anybody's behind the same address (decisions.md §4).
+// anybody's behind the same address (docs/reference/events.md, "Throttle").
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := s.now()
 	addr := clientAddr(r, s.trusted)
@@ -582,7 +587,8 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, addr netip.Addr)
 	if err != nil {
 		switch why := jose.ReasonOf(err); why {
 		case jose.KeysUnavailable:
-			// The issuer's fault, not the token's (seed §7.2: 503).
+			// The issuer's fault, not the token's
+			// (docs/reference/events.md, "Order of checks": 503 at step 3).
 			return refuseVerified(st, http.StatusServiceUnavailable, reasonKeys)
 		case jose.MissingScope:
 			st.challenge(w, true, "insufficient_scope")

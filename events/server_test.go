@@ -17,8 +17,8 @@ import (
 	"agent/internal/jose"
 )
 
-// TestStatuses: every status of seed-mcp-events.md §7.2, and the order of
-// decisions.md §4 where a request breaks two rules at once.
+// TestStatuses: every status and the order of docs/reference/events.md,
+// "Order of checks", where a request breaks two rules at once.
 func TestStatuses(t *testing.T) {
 	big := `{"kind":"message","conversationId":"c","content":"` + strings.Repeat("x", MaxBodyBytes) + `"}`
 	cases := []struct {

@@ -1,7 +1,7 @@
 // Package interop tests the project against real external peers: npm
 // packages pinned by package.json and package-lock.json, installed into
 // interop/node_modules by install.sh and driven from scripts, never from
-// go.mod (architecture.md, "Dependencies").
+// go.mod (CONTRIBUTING.md, "Dependency policy").
 //
 // A test whose peers are not installed is skipped with a message naming
 // the remedy, except when CI=true: continuous integration must run them, so

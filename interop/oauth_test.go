@@ -1,13 +1,13 @@
 package interop
 
-// A sign-in of the real binary (`agent mcp login --no-browser`, then
-// `agent mcp logout`) against a real OAuth server from npm,
-// oauth2-mock-server, started over https by oauth/mock-server.mjs. The MCP
-// server in front of it is a small Go TLS server here whose
-// protected-resource metadata names the mock as its authorization server.
-// The binary trusts the test certificate through SSL_CERT_FILE and may
-// reach 127.0.0.1 through the user's mcpAllowedNetworks: every endpoint is
-// https, as in production (decisions.md §2).
+// A sign-in of the real binary (`agent mcp login --no-browser`, then `agent
+// mcp logout`) against a real OAuth server from npm, oauth2-mock-server,
+// started over https by oauth/mock-server.mjs. The MCP server in front of
+// it is a small Go TLS server here whose protected-resource metadata names
+// the mock as its authorization server. The binary trusts the test
+// certificate through SSL_CERT_FILE and may reach 127.0.0.1 through the
+// user's mcpAllowedNetworks: every endpoint is https, as in production
+// (docs/reference/mcp.md, "Sign-in").
 
 import (
 	"bufio"

@@ -423,8 +423,8 @@ func TestServeRemoteJose(t *testing.T) {
 		want := http.StatusUnauthorized
 		switch {
 		case c.Name == "jti missing":
-			// Only event tokens must carry jti (seed-mcp-events.md §5.3
-			// rule 2); an MCP access token need not.
+			// Only event tokens must carry jti (docs/reference/mcp.md,
+			// "Access-token verification"); an MCP access token need not.
 			want = http.StatusOK
 		case c.Want == "":
 			want = http.StatusOK

@@ -12,11 +12,11 @@ import (
 	"agent/config"
 )
 
-// State is a server's approval state (seed-mcp-events.md §3.1).
+// State is a server's approval state (docs/reference/mcp.md, "Approval").
 type State string
 
 // The approval states, plus "refused" for a definition with problems
-// (cli.md, agent mcp list).
+// (docs/reference/mcp.md, "Status lines").
 const (
 	Pending   State = "pending"
 	Approved  State = "approved"
@@ -34,9 +34,10 @@ type Record struct {
 }
 
 // ApprovalStore keeps decisions beyond the process, for embedders
-// (§1.1 rule 3: startCli's mcpApprovalStore). Implementations must be safe
-// for concurrent use. The executable itself uses none: approvals live in
-// memory for one process (§1.1 rule 1).
+// (docs/reference/mcp.md, "What connects and when", rule 3).
+// Implementations must be safe for concurrent use. The executable itself
+// uses none: approvals live in memory, in the session that made them (rule
+// 1).
 type ApprovalStore interface {
 	Load(name string) (Record, bool, error)
 	Save(name string, r Record) error
@@ -47,10 +48,10 @@ type ApprovalStore interface {
 // without an approval).
 var ErrNotDecidable = errors.New("not decidable")
 
-// Approvals is the approval state machine of §3.1. Decisions are keyed by
-// server name and carry the definition's fingerprint: a decision made for
-// another fingerprint reads as stale (approved) or does not apply.
-// Approvals is safe for concurrent use.
+// Approvals is the approval state machine of docs/reference/mcp.md,
+// "Approval". Decisions are keyed by server name and carry the definition's
+// fingerprint: a decision made for another fingerprint reads as stale
+// (approved) or does not apply. Approvals is safe for concurrent use.
 type Approvals struct {
 	mu        sync.Mutex
 	workspace string
@@ -64,11 +65,12 @@ func NewApprovals(workspace string, store ApprovalStore) *Approvals {
 	return &Approvals{workspace: workspace, mem: map[string]Record{}, store: store}
 }
 
-// Fingerprint hashes what a decision is about (decisions.md §2): the type,
-// command, args, cwd and url as written (templates unexpanded, so a rotated
-// credential does not make an approval stale), the names but not the
-// values of env and headers, the header helper, the oauth object, the file
-// and scope it came from, and the workspace's real path.
+// Fingerprint hashes what a decision is about (docs/reference/mcp.md,
+// "Fingerprint"): the type, command, args, cwd and url as written
+// (templates unexpanded, so a rotated credential does not make an approval
+// stale), the names but not the values of env and headers, the header
+// helper, the oauth object, the file and scope it came from, and the
+// workspace's real path.
 func Fingerprint(d *config.ServerDef, workspace string) string {
 	type fp struct {
 		Type      string               `json:"type"`
@@ -144,8 +146,9 @@ func (a *Approvals) State(d *config.ServerDef) State {
 	return r.State
 }
 
-// decide applies a user's decision (§3.1 transitions). Project and local
-// files cannot approve: only these calls, made on the user's command, do.
+// decide applies a user's decision (docs/reference/mcp.md, "Approval").
+// Project and local files cannot approve: only these calls, made on the
+// user's command, do.
 func (a *Approvals) decide(d *config.ServerDef, to State) error {
 	switch cur := a.State(d); {
 	case cur == Untrusted:
@@ -167,12 +170,12 @@ func (a *Approvals) decide(d *config.ServerDef, to State) error {
 	return nil
 }
 
-// Approve approves a server for this process (§4.1 /mcp approve). It does
-// not connect it (§1.1 rule 2).
+// Approve approves a server (/mcp approve). It does not connect it
+// (docs/reference/mcp.md, "What connects and when", rule 2).
 func (a *Approvals) Approve(d *config.ServerDef) error { return a.decide(d, Approved) }
 
-// Reject refuses a server (§4.1 /mcp reject).
+// Reject refuses a server (/mcp reject).
 func (a *Approvals) Reject(d *config.ServerDef) error { return a.decide(d, Rejected) }
 
-// Revoke withdraws an approval (§4.1 /mcp revoke).
+// Revoke withdraws an approval (/mcp revoke).
 func (a *Approvals) Revoke(d *config.ServerDef) error { return a.decide(d, Revoked) }

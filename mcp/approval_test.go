@@ -99,7 +99,8 @@ func TestApprovalTransitions(t *testing.T) {
 	if a.State(u) != Untrusted || a.State(r) != Refused {
 		t.Fatal("states of untrusted/refused")
 	}
-	// Approvals live in memory: a new process starts over (§1.1 rule 1).
+	// Approvals live in memory: a new process starts over
+	// (docs/reference/mcp.md, "What connects and when", rule 1).
 	if NewApprovals("/ws", nil).State(d) != Pending {
 		t.Fatal("approval persisted without a store")
 	}

@@ -81,7 +81,7 @@ func (e *HTTPStatusError) Error() string {
 
 // TransportError wraps a failure to reach the server (a failed dial, a
 // broken connection), without the URL: URLs may carry credentials and are
-// masked by the caller (seed §5.4).
+// masked by the caller (docs/reference/settings.md, "Templates").
 type TransportError struct {
 	Op  string // "POST tools/call", "GET", "DELETE"
 	Err error

@@ -7,9 +7,9 @@ import (
 	"agent/mcp/jsonrpc"
 )
 
-// Protocol revisions this package speaks (decisions.md §2: many servers in
-// use still answer 2024-11-05 or 2025-03-26, and refusing them would refuse
-// the ecosystem).
+// Protocol revisions this package speaks (docs/reference/mcp.md, "Protocol
+// revisions"; many servers in use still answer 2024-11-05 or 2025-03-26,
+// and refusing them would refuse the ecosystem).
 const (
 	// Version20241105 is the first revision with initialize.
 	Version20241105 = "2024-11-05"
@@ -34,8 +34,9 @@ func SupportedVersions() []string {
 func knownVersion(v string) bool { return slices.Contains(SupportedVersions(), v) }
 
 // Revision identifiers are dates, so they order as strings. Features a
-// revision lacks are not used with a peer that negotiated it (decisions.md
-// §2); these say which revision has what.
+// revision lacks are not used with a peer that negotiated it
+// (docs/reference/mcp.md, "Protocol revisions"); these say which revision
+// has what.
 
 // modern reports whether revision v is of the stateless era (2026-07-28
 // "Versioning and Compatibility": per-request metadata instead of a

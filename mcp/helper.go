@@ -18,7 +18,7 @@ import (
 
 // ErrHelperNotAllowed is returned when a definition's header helper is not
 // listed, with exactly its command and arguments, in the user's
-// mcpHeaderHelpers (seed-mcp-events.md §2.2 rule 4, §2.3).
+// mcpHeaderHelpers (docs/reference/settings.md, "mcpHeaderHelpers").
 var ErrHelperNotAllowed = errors.New("header helper not allowed")
 
 // Header helper bounds.
@@ -39,9 +39,10 @@ type HelperOptions struct {
 // RunHeaderHelper runs a definition's header helper and returns the headers
 // it printed. The command runs directly (never through a shell), only when
 // allowed, within a timeout, and for a project or local definition without
-// the user's credential-shaped environment variables (§5.2 rule 4). Its
-// output must be one JSON object of string values. Errors never include
-// what the helper printed: it is made of secrets.
+// the user's credential-shaped environment variables
+// (docs/reference/mcp.md, "Header helpers"). Its output must be one JSON
+// object of string values. Errors never include what the helper printed: it
+// is made of secrets.
 func RunHeaderHelper(ctx context.Context, d *config.ServerDef, opts HelperOptions) (http.Header, error) {
 	h := d.HeadersHelper
 	if h == nil {
@@ -120,7 +121,8 @@ func parseHelperOutput(server string, data []byte) (http.Header, error) {
 	return hdr, nil
 }
 
-// scrubCredentials drops credential-shaped variables (decisions.md §2).
+// scrubCredentials drops credential-shaped variables (which names are:
+// docs/reference/settings.md, "Templates").
 func scrubCredentials(env []string) []string {
 	out := make([]string, 0, len(env))
 	for _, kv := range env {

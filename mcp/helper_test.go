@@ -38,12 +38,14 @@ func TestHeaderHelper(t *testing.T) {
 	if err != nil || h.Get("Authorization") != "Bearer abc" || h.Get("X-Env") != "secret" {
 		t.Fatalf("%v %v", h, err)
 	}
-	// A project's helper runs without credential-shaped variables (§5.2 rule 4).
+	// A project's helper runs without credential-shaped variables
+	// (docs/reference/mcp.md, "Header helpers").
 	h, err = RunHeaderHelper(ctx, helperDef(ok, []string{"abc"}, config.Project), HelperOptions{Allowed: allowed, Environ: env})
 	if err != nil || h.Get("X-Env") != "none" {
 		t.Fatalf("%v %v", h, err)
 	}
-	// Exact command and arguments only (§2.2 rule 4).
+	// Exact command and arguments only (docs/reference/settings.md,
+	// "mcpHeaderHelpers").
 	for _, args := range [][]string{{"abcd"}, {"abc", "x"}, nil} {
 		if _, err := RunHeaderHelper(ctx, helperDef(ok, args, config.User), HelperOptions{Allowed: allowed, Environ: env}); !errors.Is(err, ErrHelperNotAllowed) {
 			t.Errorf("args %v: %v", args, err)

@@ -21,15 +21,16 @@ import (
 )
 
 // The connection manager: which servers of the settings connect, and when
-// (seed-mcp-events.md §1.1 and its rules 1-3), their tools under the
-// names the model sees (decisions.md §2), the /mcp commands, and the end
-// of every connection with the session.
+// (docs/reference/mcp.md, "What connects and when"), their tools under the
+// names the model sees (docs/reference/mcp.md, "Tool naming"), the /mcp
+// commands, and the end of every connection with the session.
 
-// StdioAuthority lets an embedder start one stdio server (§1.1 rule 3):
-// the definition must name exactly this command, these arguments, this
-// environment and this working directory, after template expansion. A
-// definition cannot give itself the right to spawn a process (§5.2 rule
-// 5): the authority comes from code, never from settings.
+// StdioAuthority lets an embedder start one stdio server
+// (docs/reference/mcp.md, "What connects and when", rule 3): the definition
+// must name exactly this command, these arguments, this environment and
+// this working directory, after template expansion. A definition cannot
+// give itself the right to spawn a process: the authority comes from code,
+// never from settings.
 type StdioAuthority struct {
 	Command string
 	Args    []string
@@ -58,8 +59,9 @@ func (a StdioAuthority) Allows(d *config.ServerDef) bool {
 	return true
 }
 
-// maskedError shows an error with the parts of a definition that came
-// from credential-shaped variables masked (§5.4), and still unwraps to it.
+// maskedError shows an error with the parts of a definition that came from
+// credential-shaped variables masked (docs/reference/settings.md,
+// "Templates"), and still unwraps to it.
 type maskedError struct {
 	msg string
 	err error
@@ -162,7 +164,8 @@ type ManagerOptions struct {
 	Settings  *config.Settings
 	Workspace string // the workspace's real path (approval fingerprints, stdio cwd)
 	// ApprovalStore keeps decisions beyond the process (an embedder's
-	// mcpApprovalStore); nil keeps them in memory (§1.1 rule 1).
+	// approval store); nil keeps them in memory (docs/reference/mcp.md,
+	// "What connects and when", rule 1).
 	ApprovalStore ApprovalStore
 	// StdioAuthorities by server name (an embedder's mcpStdioAuthorities).
 	StdioAuthorities map[string]StdioAuthority
@@ -172,8 +175,8 @@ type ManagerOptions struct {
 	// OAuthTransport wraps base with the bearer token of a signed-in
 	// server (refreshing it); nil: OAuth servers cannot connect.
 	OAuthTransport func(d *config.ServerDef, base http.RoundTripper) (http.RoundTripper, error)
-	// Policy is the outbound address policy (decisions.md §2), applied at
-	// dial time to every remote connection.
+	// Policy is the outbound address policy (docs/reference/mcp.md,
+	// "Address policy"), applied at dial time to every remote connection.
 	Policy netguard.Policy
 	// HTTPTransport replaces the policy-checked base transport (tests
 	// with a TLS test server); nil: netguard's.
@@ -188,8 +191,10 @@ type ManagerOptions struct {
 	// connected, dropped, or announced new tools). It may be called from
 	// several goroutines; it must not block.
 	OnChange func()
-	// OnDiagnostic receives problems worth telling the user, already
-	// free of secrets (§5.4). It may be called from several goroutines.
+	// OnDiagnostic receives problems worth telling the user, already free
+	// of secrets (no value of a header, an environment variable or a
+	// secret; docs/reference/mcp.md, "Status lines"). It may be called from
+	// several goroutines.
 	OnDiagnostic func(string)
 	// Now is the clock for sign-in states; nil: time.Now.
 	Now func() time.Time
@@ -216,7 +221,7 @@ type managedConn struct {
 
 // ServerTool is one server tool as the model sees it.
 type ServerTool struct {
-	Name   string // the model's name, <server>__<tool> (decisions.md §2)
+	Name   string // the model's name, <server>__<tool> (docs/reference/mcp.md, "Tool naming")
 	Server string
 	Tool   Tool
 }
@@ -253,9 +258,9 @@ func (m *Manager) def(name string) (*config.ServerDef, error) {
 	return d, nil
 }
 
-// Status is the /mcp status (§4.1): one line per server, as `agent mcp
-// list` prints them; a connected server's reason says how many tools it
-// brought.
+// Status is the /mcp status (docs/reference/mcp.md, "Status lines"): one
+// line per server, as `agent mcp list` prints them; a connected server's
+// reason says how many tools it brought.
 func (m *Manager) Status() []StatusLine {
 	now := time.Now()
 	if m.opts.Now != nil {
@@ -284,8 +289,8 @@ func (m *Manager) Status() []StatusLine {
 	return lines
 }
 
-// Approve approves a server for this process (§4.1). It does not connect
-// it (§1.1 rule 2).
+// Approve approves a server for this session (/mcp approve). It does not
+// connect it (docs/reference/mcp.md, "What connects and when", rule 2).
 func (m *Manager) Approve(name string) error {
 	d, err := m.def(name)
 	if err != nil {
@@ -323,8 +328,8 @@ func (m *Manager) Revoke(name string) error {
 
 // ConnectApproved connects, concurrently, every approved server that can
 // connect at startup: with an approval store or stdio authorities from an
-// embedder (§1.1 rule 3). Failures are diagnostics; the session starts
-// regardless.
+// embedder (docs/reference/mcp.md, "What connects and when", rule 3).
+// Failures are diagnostics; the session starts regardless.
 func (m *Manager) ConnectApproved(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, name := range m.opts.Settings.ServerNames() {
@@ -343,9 +348,10 @@ func (m *Manager) ConnectApproved(ctx context.Context) {
 	wg.Wait()
 }
 
-// Connect connects one approved server and offers its tools. It is the
-// only way a server connects inside a running session, after an OAuth
-// sign-in (§1.1 rule 2), or at startup for an embedder.
+// Connect connects one approved server and offers its tools. It is the only
+// way a server connects inside a running session, after an OAuth sign-in
+// (docs/reference/mcp.md, "What connects and when", rule 2), or at startup
+// for an embedder.
 func (m *Manager) Connect(ctx context.Context, name string) error {
 	d, err := m.def(name)
 	if err != nil {
@@ -443,7 +449,7 @@ func (m *Manager) connect(ctx context.Context, d *config.ServerDef) error {
 }
 
 // transport builds the connection for a definition, or says why there is
-// none (§1.1).
+// none (docs/reference/mcp.md, "What connects and when").
 func (m *Manager) transport(ctx context.Context, d *config.ServerDef) (Transport, error) {
 	switch d.Type {
 	case "stdio":
@@ -508,7 +514,8 @@ func (m *Manager) transport(ctx context.Context, d *config.ServerDef) (Transport
 }
 
 // renameLocked recomputes the model's names over every connected server
-// (collisions are settled across servers, decisions.md §2).
+// (collisions are settled across servers, docs/reference/mcp.md, "Tool
+// naming").
 func (m *Manager) renameLocked() {
 	var refs []ToolRef
 	byRef := map[ToolRef]Tool{}

@@ -66,7 +66,8 @@ func TestStdioAuthorityAllows(t *testing.T) {
 	}
 }
 
-// TestManagerConnectRules: what may connect (seed-mcp-events.md §1.1).
+// TestManagerConnectRules: what may connect (docs/reference/mcp.md, "What
+// connects and when").
 func TestManagerConnectRules(t *testing.T) {
 	s := loadSettings(t, `{"mcpServers": {
 		"stdio": {"type": "stdio", "command": "/bin/true"},
@@ -110,7 +111,8 @@ func TestManagerConnectRules(t *testing.T) {
 	if len(m.Tools()) != 0 {
 		t.Fatal("tools without a connection")
 	}
-	// Approving never connected anything (§1.1 rule 2).
+	// Approving never connected anything (docs/reference/mcp.md, "What
+	// connects and when", rule 2).
 	for _, l := range m.Status() {
 		if l.State != Approved || strings.HasPrefix(l.Reason, "connected") {
 			t.Errorf("%+v", l)
@@ -193,7 +195,8 @@ type roundTripper func(*http.Request) (*http.Response, error)
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // TestManagerMasksSecrets: an error that carries the URL shows the part
-// that came from a credential-shaped variable masked (§5.4).
+// that came from a credential-shaped variable masked
+// (docs/reference/settings.md, "Templates").
 func TestManagerMasksSecrets(t *testing.T) {
 	ln := httptest.NewServer(http.NotFoundHandler())
 	addr := ln.URL

@@ -11,11 +11,11 @@ import (
 )
 
 // MaxToolName is the tool-name budget: the strictest provider limit
-// (decisions.md §2).
+// (docs/reference/mcp.md, "Tool naming").
 const MaxToolName = 64
 
 // sanitizeName replaces every character outside [A-Za-z0-9_-] with '_'
-// (seed-mcp-events.md §2.5 rule 2).
+// (docs/reference/mcp.md, "Tool naming").
 func sanitizeName(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
@@ -33,7 +33,7 @@ func sanitizeName(s string) string {
 // <server>__<tool>, each part sanitised; a name over 64 characters becomes
 // head-HASH-tail of exactly 64, with the first 28 and last 26 characters
 // and the first 8 hex digits of the SHA-256 of the full sanitised name
-// (decisions.md §2).
+// (docs/reference/mcp.md, "Tool naming").
 func ModelToolName(server, tool string) string {
 	full := sanitizeName(server) + "__" + sanitizeName(tool)
 	if len(full) <= MaxToolName {
@@ -55,9 +55,10 @@ type NamedTool struct {
 	Name string
 }
 
-// NameTools names every tool. Tools whose names still collide keep the
-// name for the one whose original name ("server__tool") sorts first; the
-// others are left out, each with a diagnostic (decisions.md §2).
+// NameTools names every tool. Tools whose names still collide keep the name
+// for the one whose original name ("server__tool") sorts first; the others
+// are left out, each with a diagnostic (docs/reference/mcp.md, "Tool
+// naming").
 func NameTools(refs []ToolRef) ([]NamedTool, []string) {
 	sorted := append([]ToolRef(nil), refs...)
 	sort.SliceStable(sorted, func(i, j int) bool {

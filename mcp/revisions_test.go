@@ -1,10 +1,11 @@
 package mcp
 
-// The client against servers of every revision it speaks (decisions.md §2:
-// 2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25 and 2026-07-28): the
-// negotiation each way, the features an older revision lacks left unused,
-// resumption of SSE streams with Last-Event-ID after the server's retry
-// time, and the batch rule (only a server of 2025-03-26 may send batches).
+// The client against servers of every revision it speaks
+// (docs/reference/mcp.md, "Protocol revisions": 2024-11-05, 2025-03-26,
+// 2025-06-18, 2025-11-25 and 2026-07-28): the negotiation each way, the
+// features an older revision lacks left unused, resumption of SSE streams
+// with Last-Event-ID after the server's retry time, and the batch rule
+// (only a server of 2025-03-26 may send batches).
 
 import (
 	"context"

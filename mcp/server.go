@@ -1,14 +1,14 @@
 package mcp
 
-// The server side of `agent mcp serve` (seed-mcp-events.md §4.3,
-// decisions.md §3): one agent session's tools, plus agent_submit, offered
-// to an MCP client over stdio (server_stdio.go) or Streamable HTTP
-// (server_http.go, server_auth.go). This file is the protocol: revision
-// negotiation for the session-based revisions 2024-11-05, 2025-03-26,
-// 2025-06-18 and 2025-11-25 (initialize) and the stateless 2026-07-28
-// (per-request _meta, server/discover), and the methods a server of tools
-// answers, each without the fields the negotiated revision lacks
-// (decisions.md §2).
+// The server side of `agent mcp serve` (docs/reference/mcp.md, "agent mcp
+// serve"): one agent session's tools, plus agent_submit, offered to an MCP
+// client over stdio (server_stdio.go) or Streamable HTTP (server_http.go,
+// server_auth.go). This file is the protocol: revision negotiation for the
+// session-based revisions 2024-11-05, 2025-03-26, 2025-06-18 and 2025-11-25
+// (initialize) and the stateless 2026-07-28 (per-request _meta,
+// server/discover), and the methods a server of tools answers, each without
+// the fields the negotiated revision lacks (docs/reference/mcp.md,
+// "Protocol revisions").
 
 import (
 	"bytes"
@@ -58,11 +58,12 @@ type ServeTarget interface {
 	Submit(ctx context.Context, prompt string) (ServedResult, error)
 }
 
-// SubmitTool is the name of the tool that runs a turn (decisions.md §3).
+// SubmitTool is the name of the tool that runs a turn
+// (docs/reference/mcp.md, "Served tools and agent_submit").
 const SubmitTool = "agent_submit"
 
-// submitSchema is agent_submit's input schema, exactly as decisions.md §3
-// gives it.
+// submitSchema is agent_submit's input schema, exactly as
+// docs/reference/mcp.md, "Served tools and agent_submit", gives it.
 const submitSchema = `{"type":"object","properties":{"prompt":{"type":"string","minLength":1}},"required":["prompt"],"additionalProperties":false}`
 
 // ServerOptions configures a Server. The zero value serves as
@@ -303,7 +304,8 @@ func (s *Server) handleStateless(ctx context.Context, m *jsonrpc.Message) (any, 
 
 // capabilities declares tools (the list does not change while the server
 // runs) and, for the session-based revisions, logging. Resources and
-// prompts are not advertised (seed §4.3).
+// prompts are not advertised (docs/reference/mcp.md, "Served tools and
+// agent_submit").
 func (s *Server) capabilities(stateless bool) map[string]any {
 	caps := map[string]any{"tools": map[string]any{"listChanged": false}}
 	if !stateless {

@@ -1,9 +1,10 @@
 package mcp
 
-// Authentication of the HTTP serving modes (seed-mcp-events.md §5.1, §7.1;
-// decisions.md §3): a bearer token from the token file on loopback, and an
-// OAuth resource server (RFC 9728 metadata, RFC 6750 challenges, RFC 9068
-// access tokens verified by internal/jose) in remote mode.
+// Authentication of the HTTP serving modes (docs/reference/mcp.md,
+// "Loopback HTTP mode", "Remote mode" and "Access-token verification"): a
+// bearer token from the token file on loopback, and an OAuth resource
+// server (RFC 9728 metadata, RFC 6750 challenges, RFC 9068 access tokens
+// verified by internal/jose) in remote mode.
 
 import (
 	"context"
@@ -26,7 +27,7 @@ import (
 )
 
 // NewServeToken returns a fresh loopback token: 32 random bytes, base64url
-// without padding (decisions.md §3).
+// without padding (docs/reference/mcp.md, "Loopback HTTP mode").
 func NewServeToken() (string, error) {
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -89,8 +90,9 @@ type TokenVerifier interface {
 	Verify(ctx context.Context, token string) (*jose.Claims, error)
 }
 
-// Throttle defaults (decisions.md §3: more than 20 failed requests from
-// one client within 60 s get 429; internal/throttle).
+// Throttle defaults (docs/reference/mcp.md, "Failure throttle": more than
+// 20 failed requests from one client within 60 s get 429;
+// internal/throttle).
 const (
 	DefaultMaxFailures    = throttle.DefaultMaxFailures
 	DefaultFailureWindow  = throttle.DefaultWindow
@@ -99,7 +101,8 @@ const (
 )
 
 // RemoteAuthOptions configures remote mode. PublicURL, Issuer, Scopes and
-// Subjects are required (seed §4.3 rule 1); the rest default.
+// Subjects are required (the four remote flags go together:
+// docs/reference/mcp.md, "agent mcp serve"); the rest default.
 type RemoteAuthOptions struct {
 	PublicURL string   // https; its path is the endpoint, and it is the token audience
 	Issuer    string   // https; tokens must come from it
@@ -109,9 +112,10 @@ type RemoteAuthOptions struct {
 	// when telling clients apart for the failure throttle.
 	TrustedProxies []netip.Addr
 	// Verifier checks tokens; nil builds a jose.Verifier whose keys come
-	// from the issuer's metadata, fetched with HTTPClient (nil: a client
-	// of jose's own). The issuer is the operator's, so its fetches are not
-	// subject to the MCP address policy (decisions.md §3).
+	// from the issuer's metadata, fetched with HTTPClient (nil: a client of
+	// jose's own). The issuer is the operator's, so its fetches are not
+	// subject to the MCP address policy (docs/reference/mcp.md, "Address
+	// policy").
 	Verifier   TokenVerifier
 	HTTPClient *http.Client
 	// MaxFailures, FailureWindow and MaxAddresses shape the throttle
@@ -141,7 +145,7 @@ type RemoteAuth struct {
 }
 
 // ErrRemoteFlags is wrapped by NewRemoteAuth when a required option is
-// missing: the remedy of seed §7.3.
+// missing, with its remedy (docs/reference/mcp.md, "agent mcp serve").
 var ErrRemoteFlags = errors.New("remote authorization requires the four flags together: pass all of --http-public-url, --oauth-issuer, --oauth-scopes, --oauth-allowed-subjects")
 
 // NewRemoteAuth checks the options and prepares the verifier; it fetches
@@ -231,8 +235,8 @@ func (a *RemoteAuth) MetadataPath() string { return a.metaPath }
 // MetadataURL is the metadata's public address, named in challenges.
 func (a *RemoteAuth) MetadataURL() string { return a.metaURL }
 
-// Host is the Host header requests must carry: the public URL's (a
-// fronting proxy preserves Host, seed §4.3 rule 2).
+// Host is the Host header requests must carry: the public URL's (a fronting
+// proxy preserves Host, docs/reference/mcp.md, "Remote mode").
 func (a *RemoteAuth) Host() string { return a.public.Host }
 
 // Origin is the only Origin a browser request may carry.
@@ -309,13 +313,13 @@ func (a *RemoteAuth) trusted(addr netip.Addr) bool {
 	return false
 }
 
-// Admit implements Authenticator (seed §7.1, decisions.md §3): 401 with a
-// challenge for a missing or invalid token; 403 insufficient_scope for a
-// missing scope; 403 for a subject not admitted; 503 when the issuer's
-// keys cannot be had. To an address over the failure limit, 429 takes the
-// place of a 401 or 403: the throttle answers failing requests only, and a
-// request whose token verifies is admitted whatever failed before it from
-// the same address (behind a proxy, everybody's).
+// Admit implements Authenticator (docs/reference/mcp.md, "Remote mode"):
+// 401 with a challenge for a missing or invalid token; 403
+// insufficient_scope for a missing scope; 403 for a subject not admitted;
+// 503 when the issuer's keys cannot be had. To an address over the failure
+// limit, 429 takes the place of a 401 or 403: the throttle answers failing
+// requests only, and a request whose token verifies is admitted whatever
+// failed before it from the same address (behind a proxy, everybody's).
 func (a *RemoteAuth) Admit(r *http.Request) *Refusal {
 	addr := a.ClientAddr(r)
 	var ref *Refusal

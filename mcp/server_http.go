@@ -19,7 +19,8 @@ import (
 	"agent/mcp/jsonrpc"
 )
 
-// Defaults of HTTPServeOptions (decisions.md §3 fixes the body limit).
+// Defaults of HTTPServeOptions (docs/reference/mcp.md, "Loopback HTTP
+// mode", fixes the body limit).
 const (
 	DefaultServeMaxBody     = 1 << 20
 	DefaultServeSessionIdle = 30 * time.Minute
@@ -28,16 +29,17 @@ const (
 )
 
 // Refusal is an HTTP refusal: a status, headers (a WWW-Authenticate
-// challenge, Retry-After) and an empty body (seed-mcp-events.md §7.1:
-// refusals carry no detail).
+// challenge, Retry-After) and an empty body (docs/reference/mcp.md,
+// "Loopback HTTP mode": refusals have empty bodies).
 type Refusal struct {
 	Status int
 	Header http.Header
 }
 
 // Authenticator admits or refuses a request to the MCP endpoint from its
-// headers alone: it runs before the body is read (seed §5.1). Admit may be
-// called concurrently; it returns nil to admit.
+// headers alone: it runs before the body is read (docs/reference/mcp.md,
+// "Loopback HTTP mode"). Admit may be called concurrently; it returns nil
+// to admit.
 type Authenticator interface {
 	Admit(r *http.Request) *Refusal
 }

@@ -1,10 +1,11 @@
 package mcp
 
-// `agent mcp serve` answering clients of every revision (decisions.md §2):
-// initialize answered with the revision asked when served, the fields a
-// revision lacks left out, and the batch rule: a batch is taken from a
-// client that negotiated 2025-03-26 (which requires a receiver to accept
-// it) and refused with every other revision.
+// `agent mcp serve` answering clients of every revision
+// (docs/reference/mcp.md, "Protocol revisions"): initialize answered with
+// the revision asked when served, the fields a revision lacks left out, and
+// the batch rule: a batch is taken from a client that negotiated 2025-03-26
+// (which requires a receiver to accept it) and refused with every other
+// revision.
 
 import (
 	"bufio"

@@ -474,7 +474,8 @@ func TestRemoteAuth(t *testing.T) {
 	}
 	// Over the limit: failing requests get 429 in place of their 401 or
 	// 403, and a request whose token verifies is still admitted
-	// (decisions.md §3: the throttle never locks out a valid client).
+	// (docs/reference/mcp.md, "Failure throttle": the throttle never locks
+	// out a valid client).
 	for _, auth := range []string{"", "Bearer bad", "Bearer noscope", "Bearer mallory"} {
 		ref := req("192.0.2.50:1", "", auth)
 		if ref == nil || ref.Status != 429 || ref.Header.Get("Retry-After") != "60" || ref.Header.Get("Www-Authenticate") != "" {

@@ -11,10 +11,10 @@ import (
 	"agent/mcp/oauth"
 )
 
-// StatusLine is one line of `agent mcp list` and `/mcp status` (cli.md):
-// NAME, STATE, SCOPE, TYPE, REASON and, for OAuth servers, SIGN-IN. No
-// field ever holds the value of a header, an environment variable or a
-// secret (seed-mcp-events.md §5.4).
+// StatusLine is one line of `agent mcp list` and `/mcp status`
+// (docs/reference/mcp.md, "Status lines"): NAME, STATE, SCOPE, TYPE, REASON
+// and, for OAuth servers, SIGN-IN. No field ever holds the value of a
+// header, an environment variable or a secret.
 type StatusLine struct {
 	Name   string
 	State  State
@@ -24,7 +24,8 @@ type StatusLine struct {
 	SignIn oauth.SignInState
 }
 
-// String is the tab-separated form of cli.md.
+// String is the tab-separated form of docs/reference/mcp.md, "Status
+// lines".
 func (l StatusLine) String() string {
 	f := []string{sanitizeField(l.Name), string(l.State), l.Scope, orDash(l.Type), orDash(l.Reason)}
 	if l.SignIn != "" {
@@ -51,7 +52,8 @@ func sanitizeField(s string) string {
 	}, s)
 }
 
-// Reasons of seed-mcp-events.md §1.1 and §7.3 (cli.md lists the phrases).
+// Reasons a server is not connected (docs/reference/mcp.md, "What connects
+// and when" and "Status lines" list the phrases).
 const (
 	ReasonMissingAuthority = "missing host authority"
 	ReasonNoOAuth          = "no oauth: cannot connect"
@@ -65,8 +67,9 @@ type StatusOptions struct {
 	Approvals   *Approvals
 	Credentials *oauth.Store // nil: sign-in state not shown
 	Policy      netguard.Policy
-	// StdioAuthorized reports whether an embedder granted a stdio
-	// authority for this definition (§1.1 rule 3); nil: none.
+	// StdioAuthorized reports whether an embedder granted a stdio authority
+	// for this definition (docs/reference/mcp.md, "What connects and when",
+	// rule 3); nil: none.
 	StdioAuthorized func(*config.ServerDef) bool
 	Now             time.Time
 }
@@ -120,8 +123,8 @@ func statusOf(d *config.ServerDef, opts StatusOptions) StatusLine {
 
 // addressReason applies the address policy before any connection to a URL
 // whose host is an IP literal, or a localhost name, which is loopback by
-// definition and refused by name (decisions.md §2); other host names are
-// judged when dialled.
+// definition and refused by name (docs/reference/mcp.md, "Address policy");
+// other host names are judged when dialled.
 func addressReason(d *config.ServerDef, p netguard.Policy) string {
 	u, err := url.Parse(d.URL.Value)
 	if err != nil {

@@ -72,7 +72,7 @@ func TestStatusLines(t *testing.T) {
 		}
 	}
 	// Without allowed networks, localhost names are refused by name, before
-	// any lookup (decisions.md §2, RFC 6761).
+	// any lookup (docs/reference/mcp.md, "Address policy"; RFC 6761).
 	for _, name := range []string{"o-localhost", "p-sublocal"} {
 		l := Status(&config.Settings{Servers: map[string]*config.ServerDef{name: s.Servers[name]}}, StatusOptions{Approvals: NewApprovals("/ws", nil)})
 		if l[0].Reason != "address refused: loopback" {

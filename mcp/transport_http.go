@@ -58,10 +58,10 @@ type HTTPOptions struct {
 // revisions that define it (2025-06-18 and later), and a body or event
 // holding a JSON-RPC batch is taken only from a server of 2025-03-26, the
 // one revision with batches. A server that answered initialize with
-// 2024-11-05 over this transport is treated by the rules of 2025-03-26,
-// the first revision of Streamable HTTP; the older HTTP+SSE transport of
-// 2024-11-05 is not spoken (seed-mcp-events.md §1.1: 'sse' definitions are
-// listed, never connected).
+// 2024-11-05 over this transport is treated by the rules of 2025-03-26, the
+// first revision of Streamable HTTP; the older HTTP+SSE transport of
+// 2024-11-05 is not spoken (docs/reference/mcp.md, "What connects and
+// when": 'sse' definitions are listed, never connected).
 type HTTPTransport struct {
 	url        string
 	header     http.Header
@@ -114,8 +114,8 @@ func NewHTTPTransport(opts HTTPOptions) (*HTTPTransport, error) {
 				IdleConnTimeout:     90 * time.Second,
 				TLSHandshakeTimeout: 10 * time.Second,
 			},
-			// Redirects are never followed (decisions.md §2); a 3xx is
-			// reported as an HTTPStatusError.
+			// Redirects are never followed (docs/reference/mcp.md, "Address
+			// policy"); a 3xx is reported as an HTTPStatusError.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
 	}

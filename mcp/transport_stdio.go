@@ -13,8 +13,9 @@ import (
 )
 
 // StdioOptions describes the server process exactly as the caller (the
-// stdio authority of the session, seed §1.1) gave it. Nothing is added:
-// no shell, no inherited environment.
+// stdio authority of the session, docs/reference/mcp.md, "What connects and
+// when", rule 3) gave it. Nothing is added: no shell, no inherited
+// environment.
 type StdioOptions struct {
 	// Command is the executable; without a slash it is looked up in this
 	// process's PATH (exec.LookPath).

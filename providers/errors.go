@@ -39,7 +39,7 @@ var (
 )
 
 // ErrMissingKey is wrapped by a constructor's error when a required API key
-// is missing (seed-providers.md §5).
+// is missing (docs/providers.md, "Shared plumbing").
 var ErrMissingKey = errors.New("missing API key")
 
 // Error is a failed chat call.
@@ -52,8 +52,9 @@ type Error struct {
 	Message    string // the API's message, bounded, control characters removed
 	RequestID  string // the API's request id, for support requests
 	RetryAfter time.Duration
-	// Retryable says the condition is transient (decisions.md §5). The
-	// provider has already retried it as far as the rules allow.
+	// Retryable says the condition is transient (docs/providers.md,
+	// "Deadlines and retries"). The provider has already retried it as far
+	// as the rules allow.
 	Retryable bool
 	Err       error // the underlying cause, if any
 }
@@ -107,7 +108,8 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // MissingKeyError is returned by a constructor when the API key is missing
 // and no client was passed. It names the environment variable the key is
-// conventionally read from (seed-providers.md §1, §5; cli.md).
+// conventionally read from (docs/providers.md, "Built-in definitions
+// (`providers/builtin`)"; docs/reference/cli.md, "Environment").
 type MissingKeyError struct {
 	Provider string
 	EnvVar   string
@@ -121,7 +123,7 @@ func (e *MissingKeyError) Error() string {
 func (e *MissingKeyError) Is(target error) bool { return target == ErrMissingKey }
 
 // RequireKey returns a *MissingKeyError when key is empty and no client was
-// passed (seed-providers.md §5).
+// passed (docs/providers.md, "Shared plumbing").
 func RequireKey(provider, envVar, key string, client *http.Client) error {
 	if strings.TrimSpace(key) == "" && client == nil {
 		return &MissingKeyError{Provider: provider, EnvVar: envVar}
@@ -140,12 +142,12 @@ func Invalid(format string, args ...any) *Error {
 // INVALID_ARGUMENT "API key not valid").
 const CodeInvalidKey = "API_KEY_INVALID"
 
-// APIError builds the error for an API's error report: an HTTP status
-// (or, for in-stream errors, the status the API documents for that error
-// type) with the API's code and message. It sets Kind and Retryable from
-// the status (decisions.md §5: 408, 409, 429 and 5xx are transient), and
-// recognises context-length errors by the codes and phrases the APIs
-// document.
+// APIError builds the error for an API's error report: an HTTP status (or,
+// for in-stream errors, the status the API documents for that error type)
+// with the API's code and message. It sets Kind and Retryable from the
+// status (408, 409, 429 and 5xx are transient; docs/providers.md, "Shared
+// plumbing"), and recognises context-length errors by the codes and phrases
+// the APIs document.
 func APIError(status int, code, message string) *Error {
 	e := &Error{Status: status, Code: Clean(code, 200), Message: Clean(message, MaxMessage)}
 	switch {
@@ -192,7 +194,7 @@ const MaxMessage = 2000
 
 // Clean bounds s to max bytes (on a rune boundary) and drops control
 // characters but tab and newline: these strings come from the server and
-// end up on a terminal (architecture.md, house style 6).
+// end up on a terminal (docs/reference/cli.md, "Output streams").
 func Clean(s string, max int) string {
 	if len(s) > max {
 		cut := max
@@ -219,17 +221,18 @@ func Clean(s string, max int) string {
 	}, s))
 }
 
-// RetryAfterTooLong stands for a wait a server asked for that is out of
-// any range: negative, not a number, or beyond what a time.Duration holds
-// (an overflowing retry-after-ms, an HTTP date centuries ahead). It counts
-// as longer than MaxRetryAfter, so the call ends with the server's error
-// instead of retrying at once (decisions.md §5).
+// RetryAfterTooLong stands for a wait a server asked for that is out of any
+// range: negative, not a number, or beyond what a time.Duration holds (an
+// overflowing retry-after-ms, an HTTP date centuries ahead). It counts as
+// longer than MaxRetryAfter, so the call ends with the server's error
+// instead of retrying at once (docs/providers.md, "Deadlines and retries").
 const RetryAfterTooLong = time.Duration(math.MaxInt64)
 
 // RetryAfter reads the wait a response asks for: retry-after-ms, then
-// Retry-After in seconds or as an HTTP date (decisions.md §5). ok is
-// false when neither header holds a number or a date. A date in the past
-// is no wait (0); an absurd value is RetryAfterTooLong, never zero.
+// Retry-After in seconds or as an HTTP date (docs/providers.md, "Deadlines
+// and retries"). ok is false when neither header holds a number or a date.
+// A date in the past is no wait (0); an absurd value is RetryAfterTooLong,
+// never zero.
 func RetryAfter(h http.Header, now time.Time) (d time.Duration, ok bool) {
 	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
 		if d, ok := number(v, time.Millisecond); ok {

@@ -1,15 +1,20 @@
 // Package providers defines what the agent runtime needs from a chat model
-// (seed-providers.md §1, decisions.md §5): the Provider interface with its
-// streaming chat call and capability query, the message, tool, option and
-// event types every API surface maps to, typed errors the runtime branches
-// on with errors.Is and errors.As, and the HTTP plumbing every surface
-// shares: sending through an Executor, retries, the first-byte deadline and
-// the idle watchdog, and server-sent event decoding with bounded lines.
+// (docs/providers.md, "The Provider interface" and "Shared plumbing"): the
+// Provider interface with its streaming chat call and capability query, the
+// message, tool, option and event types every API surface maps to, typed
+// errors the runtime branches on with errors.Is and errors.As, and the HTTP
+// plumbing every surface shares: sending through an Executor, retries, the
+// first-byte deadline and the idle watchdog, and server-sent event decoding
+// with bounded lines.
 //
 // One package per API surface implements Provider on top of this one
-// (providers/chatcompat, providers/messages, and the later ones).
+// (providers/chatcompat, providers/messages, providers/responses,
+// providers/genai); providers/builtin holds the definitions the command
+// line offers, and providers/video the video generator, which is not a chat
+// provider.
 //
-// Imports: the standard library and agent/internal/* (architecture.md).
+// Imports: the standard library and agent/internal/* (README.md, "A walk
+// through the code").
 package providers
 
 import (
@@ -48,8 +53,8 @@ type Capabilities struct {
 
 // Request is one chat call.
 type Request struct {
-	// Model is passed to the endpoint verbatim (seed §1); empty means
-	// the provider's default model.
+	// Model is passed to the endpoint verbatim (docs/providers.md, "The
+	// Provider interface"); empty means the provider's default model.
 	Model    string
 	Messages []Message
 	Tools    []Tool
@@ -176,7 +181,8 @@ type ToolChoice struct {
 	Name string // for ToolNamed
 }
 
-// Effort is a reasoning depth (seed §2.5).
+// Effort is a reasoning depth (docs/providers.md, "The Provider
+// interface").
 type Effort string
 
 // Efforts, from least to most reasoning.
@@ -188,7 +194,8 @@ const (
 	EffortMax    Effort = "max"
 )
 
-// ResponseFormatType names a response format (seed §2.3).
+// ResponseFormatType names a response format (docs/providers.md, "The
+// Provider interface").
 type ResponseFormatType uint8
 
 // Response formats; the zero value is free text.

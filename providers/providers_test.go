@@ -80,7 +80,8 @@ func TestClean(t *testing.T) {
 }
 
 // The wait a response asks for; an absurd one counts as longer than any
-// wait honoured (RetryAfterTooLong), never as none (decisions.md §5).
+// wait honoured (RetryAfterTooLong), never as none (docs/providers.md,
+// "Deadlines and retries").
 func TestRetryAfter(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	cases := []struct {
@@ -496,10 +497,10 @@ func drain(st *Stream, err error) (string, error) {
 	}
 }
 
-// With the default deadlines, a provider that never answers, or answers
-// and then sends nothing, fails with a clear timeout within about two
-// minutes, retries included; one that keeps sending, keep-alive comments
-// included, is never cut (decisions.md §5, docs/providers.md).
+// With the default deadlines, a provider that never answers, or answers and
+// then sends nothing, fails with a clear timeout within about two minutes,
+// retries included; one that keeps sending, keep-alive comments included,
+// is never cut (docs/providers.md, "Deadlines and retries").
 func TestDefaultDeadlines(t *testing.T) {
 	call := Call{URL: "http://api.example/v1/chat/completions", NewDecoder: func() Decoder { return lineDecoder{} }}
 	cases := []struct {

@@ -45,8 +45,8 @@ type PayloadSummary struct {
 	Attempt  int // 1 for the first, 2 and 3 for retries
 }
 
-// Limits of decisions.md §5; docs/providers.md ("Deadlines and retries")
-// gives the reasoning.
+// Limits of docs/providers.md, "Shared plumbing"; its "Deadlines and
+// retries" gives the reasoning.
 const (
 	// DefaultTimeout is the first-byte deadline and the idle watchdog's
 	// period when a provider's Timeout is zero. A silent server costs two
@@ -77,9 +77,9 @@ var defaultClient = &http.Client{
 	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 }
 
-// Sender is the HTTP plumbing every provider shares (decisions.md §5). A
-// provider builds one at construction; it is safe for concurrent use and
-// must not be changed after its first use.
+// Sender is the HTTP plumbing every provider shares (docs/providers.md,
+// "Shared plumbing"). A provider builds one at construction; it is safe for
+// concurrent use and must not be changed after its first use.
 type Sender struct {
 	Provider string // provider id for errors and logs
 	// Executor sends the requests; nil means Client.
@@ -182,8 +182,9 @@ func (s *Sender) executor() Executor {
 	return defaultClient
 }
 
-// Stream sends c, retrying as decisions.md §5 allows, and returns the
-// stream once a response has begun. Errors are *Error values.
+// Stream sends c, retrying as docs/providers.md, "Deadlines and retries",
+// allows, and returns the stream once a response has begun. Errors are
+// *Error values.
 func (s *Sender) Stream(ctx context.Context, c Call) (*Stream, error) {
 	sctx, cancel := context.WithCancelCause(ctx)
 	st := &Stream{s: s, call: c, parent: ctx, ctx: sctx, cancel: cancel}
@@ -417,12 +418,12 @@ func (st *Stream) retry(err error) bool {
 }
 
 // RetryWait decides whether a failure of attempt (1-based) whose kind
-// allows a retry may be sent again, and after how long (decisions.md §5;
-// docs/providers.md, "Deadlines and retries"): at most MaxRetries retries,
-// MaxTimeoutRetries of them after the client's own deadline; the server's
-// Retry-After when it sent one, unless it is longer than MaxRetryAfter
-// (then the failure is reported), else the backoff. Every provider that
-// retries, streaming or not, decides with it.
+// allows a retry may be sent again, and after how long (docs/providers.md,
+// "Deadlines and retries"): at most MaxRetries retries, MaxTimeoutRetries
+// of them after the client's own deadline; the server's Retry-After when it
+// sent one, unless it is longer than MaxRetryAfter (then the failure is
+// reported), else the backoff. Every provider that retries, streaming or
+// not, decides with it.
 func RetryWait(attempt int, pe *Error) (time.Duration, bool) {
 	if attempt > MaxRetries || errors.Is(pe.Err, ErrNoAnswer) && attempt > MaxTimeoutRetries {
 		return 0, false
@@ -471,9 +472,9 @@ func (st *Stream) send() error {
 	}
 	s.log().Debug("provider request", "provider", s.Provider, "url", RedactURL(st.call.URL), "bytes", len(st.call.Body), "attempt", st.attempt)
 
-	// The first-byte deadline (decisions.md §5): until the response
-	// begins. Then the idle watchdog, reset by every read that brings
-	// bytes.
+	// The first-byte deadline (docs/providers.md, "Deadlines and retries"):
+	// until the response begins. Then the idle watchdog, reset by every
+	// read that brings bytes.
 	acancel, wait := st.acancel, s.timeout()
 	st.timer = time.AfterFunc(wait, func() { acancel(&deadlineError{wait: wait}) })
 	resp, err := s.executor().Do(req)
@@ -484,9 +485,9 @@ func (st *Stream) send() error {
 		if de := st.deadline(); de != nil {
 			return &Error{Kind: ErrTimeout, Provider: s.Provider, Err: de, Retryable: true}
 		}
-		// The URL may hold a key in its query or path (cli.md --base-url):
-		// the error that quotes it is masked before it reaches a message,
-		// a log or the transcript (decisions.md §2).
+		// The URL may hold a key in its query or path: the error that
+		// quotes it is masked before it reaches a message, a log or the
+		// transcript (docs/providers.md, "Endpoint paths and masked URLs").
 		return &Error{Kind: ErrUpstream, Provider: s.Provider, Err: MaskURLError(err, st.call.URL), Retryable: true}
 	}
 	if !st.timer.Stop() {
@@ -575,10 +576,10 @@ func (a *activity) Read(p []byte) (int, error) {
 func (a *activity) Close() error { return a.r.Close() }
 
 // ReaderOptions are the options of every provider's event reader: lines
-// bounded by maxLine (zero: 16 MiB, decisions.md §5), and JSON objects
-// written outside the event format read whole (sse.Options.BareJSON), as
-// some APIs report an error that occurs after the stream began (see
-// BareError).
+// bounded by maxLine (zero: 16 MiB, docs/providers.md, "Shared plumbing"),
+// and JSON objects written outside the event format read whole
+// (sse.Options.BareJSON), as some APIs report an error that occurs after
+// the stream began (see BareError).
 func ReaderOptions(maxLine int) sse.Options {
 	return sse.Options{MaxLine: maxLine, BareJSON: true}
 }
@@ -586,12 +587,12 @@ func ReaderOptions(maxLine int) sse.Options {
 // BareError returns the event a decoder reads for a JSON object a server
 // wrote outside the event format (sse.Event.Bare): an "error" event with
 // the object as its data when the object reports an error (an "error"
-// member holding an object or a text), which the decoder types as it
-// types the API's own in-stream errors (decisions.md §5). The genai API
-// sends an error that occurs after streaming began so, as a bare object
-// over one or several lines, and the chat-completions servers of some
-// vendors send a bare {"error": ...} line; the vendors' clients raise
-// them. Any other bare object reports nothing: ok is false and it is
+// member holding an object or a text), which the decoder types as it types
+// the API's own in-stream errors (docs/providers.md, "Shared plumbing").
+// The genai API sends an error that occurs after streaming began so, as a
+// bare object over one or several lines, and the chat-completions servers
+// of some vendors send a bare {"error": ...} line; the vendors' clients
+// raise them. Any other bare object reports nothing: ok is false and it is
 // ignored, as the format ignores lines it does not know.
 func BareError(ev sse.Event) (sse.Event, bool) {
 	var sc jsonscan.Scanner

@@ -8,9 +8,9 @@ import (
 	"agent/internal/redact"
 )
 
-// Endpoint joins an API path to a base URL (cli.md, "What --base-url
-// names"): the path goes after the base URL's own path and before its
-// query, which is kept (a gateway may take its key there:
+// Endpoint joins an API path to a base URL (docs/providers.md, "Endpoint
+// paths and masked URLs"): the path goes after the base URL's own path and
+// before its query, which is kept (a gateway may take its key there:
 // "https://gw.example/v1?key=K" + "/chat/completions" is
 // "https://gw.example/v1/chat/completions?key=K"); query, when set, is
 // added after the base URL's. Trailing slashes of the base path are
@@ -32,8 +32,9 @@ func Endpoint(base, path, query string) string {
 
 // RedactURL returns u with every part that may carry a credential masked:
 // query values, user information and credential-like path segments
-// (internal/redact, decisions.md §2). Every URL a provider puts in an
-// error, a log record or a payload summary goes through it.
+// (internal/redact; docs/providers.md, "Endpoint paths and masked URLs").
+// Every URL a provider puts in an error, a log record or a payload summary
+// goes through it.
 func RedactURL(u string) string { return redact.URL(u) }
 
 // MaskURLError returns err, an error from sending a request to rawURL,

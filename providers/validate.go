@@ -10,12 +10,12 @@ import (
 // conversation fails with ErrInvalidRequest instead of an API error: known
 // roles carrying the parts they may carry (system: Text; user: Text and
 // Image; assistant: Text, Image (an image the model produced), Reasoning
-// and ToolCall; tool: ToolResult with
-// Text and Image), well-formed JSON schemas (tool arguments may be anything the model
-// produced, even cut-off JSON: the conversation must still go on), tool
-// names of 1 to 64 characters from [A-Za-z0-9_-] (decisions.md §2), unique
-// tool names, a named tool choice naming an offered tool, and known
-// efforts.
+// and ToolCall; tool: ToolResult with Text and Image), well-formed JSON
+// schemas (tool arguments may be anything the model produced, even cut-off
+// JSON: the conversation must still go on), tool names of 1 to 64
+// characters from [A-Za-z0-9_-] (docs/providers.md, "The Provider
+// interface"), unique tool names, a named tool choice naming an offered
+// tool, and known efforts.
 func (r *Request) Validate() error {
 	if len(r.Messages) == 0 {
 		return Invalid("no messages")

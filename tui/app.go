@@ -70,7 +70,8 @@ type Options struct {
 	EnableKitty func(flags int) error
 	// Keymap is the bindings at start (nil: the defaults); KeymapUpdates
 	// delivers changes of the overrides file while the UI runs
-	// (tui/keymap.Watcher.Updates, decisions.md §1.1).
+	// (tui/keymap.Watcher.Updates, docs/reference/keybindings.md, "Location
+	// and loading").
 	Keymap        *keys.Keymap
 	KeymapUpdates <-chan keymap.Update
 	// Notices are shown once at the top of the transcript (startup
@@ -98,7 +99,7 @@ type Options struct {
 // goroutine, never on the UI loop.
 type CommandRunner func(ctx context.Context, words []string) (string, error)
 
-// Exit codes Run returns (cli.md).
+// Exit codes Run returns (docs/reference/cli.md, "Exit codes").
 const (
 	ExitOK          = 0
 	ExitInterrupted = 130
@@ -365,8 +366,8 @@ func (a *App) resized() {
 }
 
 // Confirm asks a yes/no question on a confirm-prompt screen before the
-// session runs (the workspace trust question, decisions.md §6). Ctrl-C
-// twice returns ErrExit.
+// session runs (the workspace trust question, docs/reference/cli.md, "The
+// interactive session"). Ctrl-C twice returns ErrExit.
 func (a *App) Confirm(ctx context.Context, title, question string) (bool, error) {
 	a.start()
 	done := make(chan bool, 1)
@@ -452,9 +453,9 @@ func (a *App) Choose(ctx context.Context, title string, items []string) (index i
 	return r.i, r.ok, err
 }
 
-// Run drives the session until the user exits: it returns ExitOK for
-// /exit, ExitInterrupted for Ctrl-C twice within 2 s (decisions.md §6),
-// and ctx's error when ctx ends (a signal).
+// Run drives the session until the user exits: it returns ExitOK for /exit,
+// ExitInterrupted for Ctrl-C twice within 2 s (docs/reference/cli.md, "The
+// interactive session"), and ctx's error when ctx ends (a signal).
 func (a *App) Run(ctx context.Context, s Session, status Status, prompt string) (int, error) {
 	a.start()
 	a.drainSession() // notices that came before the loop ran
@@ -540,7 +541,8 @@ func (a *App) runCommand(words []string) {
 }
 
 // loop is the event loop: it handles one event, then everything else
-// already waiting, then draws once (a coalesced burst, architecture.md).
+// already waiting, then draws once (a coalesced burst; README.md, "A walk
+// through the code").
 func (a *App) loop(ctx context.Context, done func() bool) error {
 	var timer *time.Timer
 	defer func() {

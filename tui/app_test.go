@@ -129,9 +129,9 @@ func TestTypeSubmitAndStream(t *testing.T) {
 	})
 }
 
-// TestExternalTurnsAreMarked: a turn started by an external event is
-// shown with its sender and the claimed name marked as a claim, never as
-// a prompt the user typed (decisions.md §4).
+// TestExternalTurnsAreMarked: a turn started by an external event is shown
+// with its sender and the claimed name marked as a claim, never as a prompt
+// the user typed (docs/reference/events.md, "The event's turn").
 func TestExternalTurnsAreMarked(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t, 100, 16, Options{})
@@ -433,9 +433,9 @@ func TestConfirmAndTextPrompt(t *testing.T) {
 }
 
 // TestMultiLineEntry: once the composer holds several lines it is the
-// text-input context (decisions.md §1.6): up and down move between the
-// lines, and leave the text for the history only past its first or last
-// line; enter submits the whole text.
+// text-input context (docs/reference/keybindings.md, "Contexts"): up and
+// down move between the lines, and leave the text for the history only past
+// its first or last line; enter submits the whole text.
 func TestMultiLineEntry(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t, 60, 12, Options{})

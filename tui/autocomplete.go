@@ -15,8 +15,9 @@ type slashCommand struct {
 }
 
 // slashCommands are the commands of this build (the autocomplete-menu
-// context of decisions.md §1.6 lists them while the composer starts with
-// "/").
+// context lists them while the composer starts with "/";
+// docs/reference/keybindings.md, "Contexts"; docs/reference/cli.md,
+// "In-session commands").
 var slashCommands = []slashCommand{
 	{"/help", "list the commands", false},
 	{"/mcp", "MCP servers and their state", false},
@@ -80,10 +81,10 @@ func newAutocomplete(text string, prev *autocomplete) *autocomplete {
 
 func (ac *autocomplete) open() bool { return ac != nil && !ac.dismissed && len(ac.matches) > 0 }
 
-// autocompleteAction runs the menu's actions (decisions.md §1.5): accept
-// puts the selection in the composer, execute runs it (or accepts a
-// command that needs arguments), close hides the menu until the text
-// changes.
+// autocompleteAction runs the menu's actions
+// (docs/reference/keybindings.md, "Defaults"): accept puts the selection in
+// the composer, execute runs it (or accepts a command that needs
+// arguments), close hides the menu until the text changes.
 func (s *state) autocompleteAction(a keys.Action) {
 	ac := s.ac
 	switch a {

@@ -10,7 +10,8 @@ const maxComposer = 1 << 20
 const maxHistory = 500
 
 // composer is the chat-input editor: a rune buffer with a cursor and the
-// prompt history (decisions.md §1.5 chat-input actions).
+// prompt history (the chat-input actions of docs/reference/keybindings.md,
+// "Defaults").
 type composer struct {
 	buf []rune
 	cur int
@@ -186,8 +187,9 @@ func (c *composer) down() bool {
 }
 
 // multiline reports whether the text spans lines: the composer is then a
-// multi-line entry (the text-input context, decisions.md §1.6), where the
-// arrows move between lines instead of through the history.
+// multi-line entry (the text-input context, docs/reference/keybindings.md,
+// "Contexts"), where the arrows move between lines instead of through the
+// history.
 func (c *composer) multiline() bool {
 	for _, r := range c.buf {
 		if r == '\n' {

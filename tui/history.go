@@ -20,7 +20,8 @@ type HistoryPrompt struct {
 // newest ones); the History hook applies it.
 const MaxHistoryPrompts = 1000
 
-// The scopes of history search, in cycling order (decisions.md §1.6).
+// The scopes of history search, in cycling order
+// (docs/reference/keybindings.md, "Contexts": history-search).
 const (
 	scopeSession = iota
 	scopeProject

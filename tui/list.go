@@ -16,11 +16,11 @@ type listItem struct {
 }
 
 // listScreen is the one modal widget behind the list-like contexts of
-// decisions.md §1.6: list-picker, menu-select, multi-select,
-// background-list, background-detail, workspace-switcher,
+// docs/reference/keybindings.md, "Contexts": list-picker, menu-select,
+// multi-select, background-list, background-detail, workspace-switcher,
 // transport-settings, theme-picker and history-search. Its keybinding
-// context decides which actions reach it; the generic ones (previous,
-// next, and the closing actions) are handled here, the rest by do.
+// context decides which actions reach it; the generic ones (previous, next,
+// and the closing actions) are handled here, the rest by do.
 type listScreen struct {
 	ctx   keys.Context
 	title string
@@ -238,7 +238,8 @@ func (s *state) itemLine(l *listScreen, i, w int) screen.Line {
 	return truncLine(line, w)
 }
 
-// listHints are the footer hints of the list contexts (decisions.md §1.5).
+// listHints are the footer hints of the list contexts
+// (docs/reference/keybindings.md, "Defaults").
 var listHints = map[keys.Context][]hintAction{
 	keys.ListPicker:        {{keys.ActSelect, "open"}, {keys.ActCancel, "cancel"}},
 	keys.MenuSelect:        {{keys.ActSelect, "choose"}, {keys.ActBack, "back"}},

@@ -26,13 +26,14 @@ type PlainOptions struct {
 }
 
 // RunPlain is the line-oriented fallback for a stdout that is not a
-// terminal or TERM=dumb (architecture.md): the same session without
-// screens. It runs prompt (when not empty), then each line of In as a
-// prompt or a slash command, streaming each answer (sanitised) to Out and
-// tool activity to Err, until EOF or /exit. Permission prompts cannot be
-// answered here; the session denies them naming the rule that would allow
-// the call. It returns 0, or 1 when the last turn failed; ctx ending
-// aborts the running turn and returns ctx's error.
+// terminal or TERM=dumb (docs/reference/cli.md, "The interactive session"):
+// the same session without screens. It runs prompt (when not empty), then
+// each line of In as a prompt or a slash command, streaming each answer
+// (sanitised) to Out and tool activity to Err, until EOF or /exit.
+// Permission prompts cannot be answered here; the session denies them
+// naming the rule that would allow the call. It returns 0, or 1 when the
+// last turn failed; ctx ending aborts the running turn and returns ctx's
+// error.
 func RunPlain(ctx context.Context, s Session, opts PlainOptions, prompt string) (int, error) {
 	p := &plain{opts: opts, ends: map[string]chan agent.Event{}, ended: map[string]agent.Event{}}
 	unsub := s.Subscribe(p.observe)

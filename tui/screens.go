@@ -13,9 +13,10 @@ import (
 	"agent/tui/keys"
 )
 
-// The option types of the screens. The UI may not import the providers,
-// mcp or serve packages (architecture.md): cmd_interactive.go fills these
-// hooks with plain data and small functions.
+// The option types of the screens. The UI may not import the providers, mcp
+// or serve packages (docs/design.md, "The terminal UI reaches the rest
+// through hooks"): cmd_interactive.go fills these hooks with plain data and
+// small functions.
 
 // SessionSummary is one stored session for /resume's list-picker.
 type SessionSummary struct {
@@ -58,8 +59,9 @@ type TransportState struct {
 	On     bool
 }
 
-// Transports turns the session's serving transports on and off
-// (decisions.md §1.6 transport-settings).
+// Transports turns the session's serving transports on and off (the
+// transport-settings context; docs/reference/mcp.md, "The /settings
+// transport").
 type Transports interface {
 	Transports() []TransportState
 	SetTransport(name string, on bool) error

@@ -16,7 +16,7 @@ import (
 )
 
 // exitWindow is how soon a second Ctrl-C must follow the first to exit
-// (decisions.md §6).
+// (docs/reference/cli.md, "The interactive session").
 const exitWindow = 2 * time.Second
 
 // spinnerEvery is the animation step of the thinking indicator.
@@ -63,8 +63,9 @@ type toolEntry struct {
 
 func (e *entry) changed() { e.cacheOK = false }
 
-// permPrompt is an open permission question (decisions.md §6: four
-// answers; Escape does nothing on this screen).
+// permPrompt is an open permission question (four answers:
+// docs/reference/runtime.md, "Permission prompts"; Escape does nothing on
+// this screen: docs/reference/keybindings.md, "Defaults").
 type permPrompt struct {
 	req   agent.PermissionRequest
 	reply chan agent.Answer
@@ -173,10 +174,11 @@ func (s *state) notice(text string) {
 	s.dirty = true
 }
 
-// contexts returns the keybinding contexts in focus, the focused one
-// first (decisions.md §1.6): a prompt screen takes every key; otherwise
-// the autocomplete menu, then (with an empty composer) the queued prompt
-// and recovery, the composer, thinking while a turn runs, and app.
+// contexts returns the keybinding contexts in focus, the focused one first
+// (docs/reference/keybindings.md, "Which context handles a key"): a prompt
+// screen takes every key; otherwise the autocomplete menu, then (with an
+// empty composer) the queued prompt and recovery, the composer, thinking
+// while a turn runs, and app.
 func (s *state) contexts() []keys.Context {
 	switch {
 	case s.perm != nil:
@@ -214,8 +216,8 @@ func (s *state) contexts() []keys.Context {
 var ctrlC = keys.Stroke{Key: 'c', Mod: keys.ModCtrl}
 
 // key handles one key press: Ctrl-C first (it cannot be bound,
-// decisions.md §1.3), then the keymap of the contexts in focus, then
-// typing.
+// docs/reference/keybindings.md, "Which context handles a key"), then the
+// keymap of the contexts in focus, then typing.
 func (s *state) key(ev keys.Event) {
 	s.dirty = true
 	now := s.now()
@@ -235,7 +237,8 @@ func (s *state) key(ev keys.Event) {
 }
 
 // interrupt is Ctrl-C: once aborts the running turn (or clears the
-// composer), twice within 2 s exits (decisions.md §6).
+// composer), twice within 2 s exits (docs/reference/cli.md, "The
+// interactive session").
 func (s *state) interrupt(now time.Time) {
 	if !s.lastCtrlC.IsZero() && now.Sub(s.lastCtrlC) < exitWindow {
 		s.exit = ExitInterrupted
@@ -412,8 +415,9 @@ func (s *state) chatAction(a keys.Action) {
 	s.composerChanged()
 }
 
-// textInputAction edits a multi-line entry (decisions.md §1.5
-// text-input): the arrows move the cursor in the text; submit sends it.
+// textInputAction edits a multi-line entry (the text-input actions of
+// docs/reference/keybindings.md, "Defaults"): the arrows move the cursor in
+// the text; submit sends it.
 func (s *state) textInputAction(a keys.Action) {
 	c := &s.comp
 	switch a {
@@ -530,8 +534,9 @@ func (s *state) textAction(a keys.Action) {
 	}
 }
 
-// keymapUpdate applies a change of the overrides file: valid bindings
-// apply at once; problems show once as notices (decisions.md §1.1).
+// keymapUpdate applies a change of the overrides file: valid bindings apply
+// at once; problems show once as notices (docs/reference/keybindings.md,
+// "Location and loading").
 func (s *state) keymapUpdate(u keymap.Update) {
 	if u.Keymap != nil && u.Keymap != s.km {
 		s.km = u.Keymap
@@ -600,7 +605,7 @@ func (s *state) event(ev agent.Event) {
 		s.endTurn()
 	case agent.EventInterrupted:
 		// Abort keeps the partial reply, marked interrupted
-		// (decisions.md §1.6 thinking).
+		// (docs/reference/keybindings.md, "Contexts": thinking).
 		marked := false
 		for i := len(s.entries) - 1; i >= 0 && s.entries[i].turn == ev.Turn; i-- {
 			if e := s.entries[i]; e.kind == entAssistant {

@@ -21,9 +21,10 @@ type uiTheme struct {
 	md                                                         screen.Theme
 }
 
-// The built-in themes (decisions.md §1.6 theme-picker). NO_COLOR is
-// applied by the renderer on top of any of them (colours dropped,
-// attributes kept), so it is respected whatever theme is chosen.
+// The built-in themes (the theme-picker context; docs/reference/cli.md,
+// "Files": tui.json). NO_COLOR is applied by the renderer on top of any of
+// them (colours dropped, attributes kept), so it is respected whatever
+// theme is chosen.
 var themes = []uiTheme{
 	{
 		name: "default",
@@ -85,7 +86,7 @@ func themeNamed(name string) (uiTheme, bool) {
 }
 
 // UISettings are the terminal UI's own settings, kept in ~/.agent/tui.json
-// (decisions.md §1.6 theme-picker). The zero value is the default: the
+// (docs/reference/cli.md, "Files"). The zero value is the default: the
 // default theme, syntax highlighting on, motion on.
 type UISettings struct {
 	Theme         string `json:"theme,omitempty"`

@@ -473,7 +473,7 @@ func (s *state) drawStatus(f *screen.Frame, y int) {
 	if s.busy {
 		sp := spinner[s.spin%len(spinner)]
 		if s.ui.ReducedMotion {
-			sp = "…" // reduced motion: no animation (decisions.md §1.6)
+			sp = "…" // reduced motion: no animation (the theme-picker toggle; docs/reference/keybindings.md, "Contexts")
 		}
 		right = sp + " thinking "
 	}
@@ -512,8 +512,8 @@ var hintActions = map[keys.Context][]hintAction{
 }
 
 // drawFooter shows the hints of the contexts in focus from the live
-// bindings (decisions.md §1.4: an unbound action's hint disappears), or a
-// transient message.
+// bindings (docs/reference/keybindings.md, "Meaning of a binding": an
+// unbound action's hint disappears), or a transient message.
 func (s *state) drawFooter(f *screen.Frame, y int) {
 	if s.hint != "" {
 		f.Put(1, y, s.hint, s.th.notice)

@@ -13,9 +13,9 @@ import (
 	"agent/internal/netguard"
 )
 
-// Options configure the built-in tools (decisions.md §6). Only
-// Workspace matters in most cases; every other zero value is the
-// documented default.
+// Options configure the built-in tools (docs/reference/runtime.md,
+// "Built-in tools"). Only Workspace matters in most cases; every other zero
+// value is the documented default.
 type Options struct {
 	// Workspace is the workspace's real path: relative file paths start
 	// here, Bash runs here, and containment is judged against it. ""
@@ -25,8 +25,9 @@ type Options struct {
 	// ordinary names.
 	Home string
 	// Network is WebFetch's address policy, the same as for MCP URLs
-	// (decisions.md §2): checked at dial time, no proxy, no redirects.
-	// The zero value refuses every address that is not public.
+	// (docs/reference/mcp.md, "Address policy"): checked at dial time, no
+	// proxy, no redirects. The zero value refuses every address that is not
+	// public.
 	Network netguard.Policy
 	// Shell runs Bash commands with "-c"; "" means /bin/bash when it
 	// exists, else /bin/sh.

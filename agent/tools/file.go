@@ -16,7 +16,8 @@ import (
 )
 
 // The argument schemas use the field names of the compatible ecosystem
-// (decisions.md §6), so models trained on them call these tools right.
+// (docs/reference/runtime.md, "Built-in tools"), so models trained on them
+// call these tools right.
 const (
 	readSchema = `{"type":"object","properties":{` +
 		`"file_path":{"type":"string","minLength":1,"description":"The file to read: an absolute path, or relative to the workspace"},` +

@@ -25,10 +25,10 @@ const maxLinks = 40
 // RealPath resolves the symbolic links of an absolute, clean path the way
 // opening it would, so containment is judged on what is really reached: a
 // link inside the workspace that points outside resolves outside
-// (decisions.md §6, "file tools stay inside the workspace"). Where a
-// component does not exist (a file about to be written) resolution stops
-// and the rest is appended as written; a dangling link resolves to its
-// target, so writing through it cannot escape either.
+// (docs/reference/runtime.md, "Paths"). Where a component does not exist (a
+// file about to be written) resolution stops and the rest is appended as
+// written; a dangling link resolves to its target, so writing through it
+// cannot escape either.
 //
 // base, when not empty, is a real path that prefixes p; resolution starts
 // there, saving a system call per component of the workspace's own path.

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 )
 
-// Risk is a tool's risk class (decisions.md §6): Read, Glob and Grep
-// inspect; Write and Edit modify; Bash and WebFetch execute. MCP tools are
-// RiskExecute.
+// Risk is a tool's risk class (docs/reference/runtime.md, "Permission modes
+// and rules"): Read, Glob and Grep inspect; Write and Edit modify; Bash and
+// WebFetch execute. MCP tools are RiskExecute.
 type Risk int
 
 // The risk classes.
@@ -38,9 +38,9 @@ type Spec struct {
 // TargetKind says what a tool's permission patterns match.
 type TargetKind int
 
-// Target kinds (decisions.md §6; rules `Tool(pattern)`): a glob on the
-// command for Bash, on the normalised path for file tools (`**` crosses
-// folders), on the host for WebFetch.
+// Target kinds (docs/reference/settings.md, "Rule syntax"; rules
+// `Tool(pattern)`): a glob on the command for Bash, on the normalised path
+// for file tools (`**` crosses folders), on the host for WebFetch.
 const (
 	TargetNone    TargetKind = iota // patterns never match; only `Tool` rules apply
 	TargetCommand                   // Bash

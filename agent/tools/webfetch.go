@@ -34,11 +34,11 @@ type webFetchArgs struct {
 }
 
 func newWebFetch(p netguard.Policy, lim Limits) *webFetchTool {
-	// The address policy of MCP URLs (decisions.md §2, §6): every
-	// connection is checked at dial time, no proxy. Redirects are not
-	// followed: the response is returned and its target reported, so the
-	// model must ask again, and the host is judged by the permission rules
-	// again.
+	// The address policy of MCP URLs (docs/reference/mcp.md, "Address
+	// policy"; docs/reference/runtime.md, "WebFetch"): every connection is
+	// checked at dial time, no proxy. Redirects are not followed: the
+	// response is returned and its target reported, so the model must ask
+	// again, and the host is judged by the permission rules again.
 	return &webFetchTool{
 		policy: p,
 		lim:    lim,
@@ -185,7 +185,8 @@ func isTextType(t string) bool {
 func refusal(host string, err error) string {
 	var r *netguard.RefusedError
 	if errors.As(err, &r) && r.Host != "" {
-		// Refused by name, before any lookup (decisions.md §2, RFC 6761).
+		// Refused by name, before any lookup (docs/reference/mcp.md,
+		// "Address policy"; RFC 6761).
 		return fmt.Sprintf("refused: %s is a %s name; WebFetch reaches public addresses only, "+
 			"unless the user's settings allow that network (mcpAllowedNetworks)", host, r.Class)
 	}

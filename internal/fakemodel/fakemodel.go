@@ -1,8 +1,8 @@
 // Package fakemodel is a scripted model server for tests: it speaks the
-// chat-completions streaming surface (cli.md: the client appends
-// /chat/completions to a base URL that includes /v1) and answers each
-// request with the next scripted Reply, recording the request bodies.
-// It is test support: only tests import it.
+// chat-completions streaming surface (the client appends /chat/completions
+// to a base URL that includes /v1; docs/providers.md, "Endpoint paths and
+// masked URLs") and answers each request with the next scripted Reply,
+// recording the request bodies. It is test support: only tests import it.
 //
 // Imports: standard library only.
 package fakemodel

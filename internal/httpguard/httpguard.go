@@ -6,14 +6,16 @@
 //     connection. Go's server otherwise reads up to 256 KiB of an unread
 //     body before it writes the response, so a refusal of a request that
 //     declares a body and never sends it would wait for the read timeout
-//     (seed-mcp-events.md §5.1: Host, Origin and the token are checked
-//     before the request is read, and the refusal goes out at once).
+//     (docs/reference/mcp.md, "Loopback HTTP mode": Host, Origin and the
+//     token are checked before the body is read, and the refusal goes out
+//     at once).
 //   - A listener that bounds the open connections, in total and per client
 //     address. A connection that is not running a request (it has not sent
 //     a complete request head yet, or it is idle between requests) is the
 //     first to go when a new one needs room, so a flood of idle connections
 //     cannot keep a valid client out and memory stays bounded
-//     (docs/design.md, "Connection limits").
+//     (docs/design.md, "Connection limits and refusals in front of every
+//     HTTP server").
 //
 // Imports: standard library only.
 package httpguard
@@ -117,7 +119,8 @@ const (
 	// complete request head (http.Server.ReadHeaderTimeout).
 	DefaultHeaderTimeout = 10 * time.Second
 	// DefaultMaxHeaderBytes bounds a request head: a bearer token is at
-	// most 8 KiB (decisions.md §3) and the rest is small.
+	// most 8 KiB (docs/reference/mcp.md, "Access-token verification") and
+	// the rest is small.
 	DefaultMaxHeaderBytes = 64 << 10
 )
 

@@ -5,10 +5,11 @@ import (
 	"strings"
 )
 
-// Reason says why a token was refused. Callers map reasons to HTTP
-// statuses (seed-mcp-events.md §7.1, §7.2): KeysUnavailable is the issuer's
-// fault (503), MissingScope is 403, PrincipalNotAllowed is 403 or 401 as
-// the caller decides, and every other reason is 401.
+// Reason says why a token was refused. Callers map reasons to HTTP statuses
+// (docs/reference/mcp.md, "Remote mode"; docs/reference/events.md, "Order
+// of checks"): KeysUnavailable is the issuer's fault (503), MissingScope is
+// 403, PrincipalNotAllowed is 403 or 401 as the caller decides, and every
+// other reason is 401.
 //
 // A Reason is also an error, so errors.Is(err, jose.Expired) tests for it.
 type Reason int

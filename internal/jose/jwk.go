@@ -20,8 +20,9 @@ import (
 // Algorithm is a JWS alg value (RFC 7518 §3.1, RFC 8037 §3.1).
 type Algorithm string
 
-// The only algorithms this package verifies (decisions.md §3). Each key
-// type admits exactly one of them, so the key decides the algorithm.
+// The only algorithms this package verifies (docs/reference/mcp.md,
+// "Access-token verification"). Each key type admits exactly one of them,
+// so the key decides the algorithm.
 const (
 	RS256 Algorithm = "RS256" // RSASSA-PKCS1-v1_5 with SHA-256, RSA keys of 2048 bits or more
 	ES256 Algorithm = "ES256" // ECDSA P-256 with SHA-256, signature as raw r||s
@@ -31,8 +32,9 @@ const (
 // Algorithms is every algorithm this package verifies.
 func Algorithms() []Algorithm { return []Algorithm{RS256, ES256, EdDSA} }
 
-// Limits on RSA keys. Under 2048 bits is refused (decisions.md §3); over
-// 8192 bits only costs the verifier time, and no issuer uses such keys.
+// Limits on RSA keys. Under 2048 bits is refused (docs/reference/mcp.md,
+// "Access-token verification"); over 8192 bits only costs the verifier
+// time, and no issuer uses such keys.
 const (
 	minRSABits = 2048
 	maxRSABits = 8192
@@ -373,7 +375,8 @@ func NewKeySet(keys ...*Key) *KeySet { return &KeySet{keys: slices.Clone(keys)} 
 
 // ParseJWKS parses a JWK Set strictly: a JSON object (duplicate keys
 // refused) whose "keys" member is an array. Keys that are unusable are
-// skipped, not fatal (decisions.md §3), and listed by Skipped.
+// skipped, not fatal (docs/reference/mcp.md, "Access-token verification"),
+// and listed by Skipped.
 func ParseJWKS(data []byte) (*KeySet, error) {
 	v, err := strictjson.Parse(data, strictjson.Options{MaxDepth: 8})
 	if err != nil {
@@ -409,8 +412,8 @@ func (s *KeySet) Skipped() []error { return slices.Clone(s.skipped) }
 
 // Key selects the one key for a token's kid and alg. With a kid, the key
 // must carry that kid; without one, exactly one usable key may fit the
-// algorithm (decisions.md §3). Two fitting keys are AmbiguousKey, none is
-// UnknownKey.
+// algorithm (docs/reference/mcp.md, "Access-token verification"). Two
+// fitting keys are AmbiguousKey, none is UnknownKey.
 func (s *KeySet) Key(_ context.Context, kid string, alg Algorithm) (*Key, error) {
 	var found *Key
 	for _, k := range s.keys {

@@ -75,12 +75,12 @@ func decodeInto(dst, src []byte) (seg, rest []byte, ok bool) {
 	return dst[:n:n], dst[n:], true
 }
 
-// refusedHeaders are header parameters this package never honours:
-// crit (RFC 7515 §4.1.11: extensions we do not understand must make the JWS
+// refusedHeaders are header parameters this package never honours: crit
+// (RFC 7515 §4.1.11: extensions we do not understand must make the JWS
 // invalid, and we understand none), b64 (RFC 7797, only meaningful under
 // crit), and every way for a token to name its own key — jku, x5u, jwk and
 // x5c (RFC 7515 §4.1.2–4.1.6) — since keys come only from the issuer's
-// published set (decisions.md §3).
+// published set (docs/reference/mcp.md, "Access-token verification").
 var refusedHeaders = []string{"crit", "b64", "jku", "x5u", "jwk", "x5c"}
 
 // headerNames are the names read or refused above. A key that matches one
@@ -233,8 +233,8 @@ func (c *headerCache) put(seg string, h header) {
 }
 
 // VerifySignature checks the signature with key. The token's alg must be
-// the key's algorithm: the key decides, never the token alone (RFC 8725
-// §3.1; decisions.md §3).
+// the key's algorithm: the key decides, never the token alone
+// (RFC 8725 §3.1; docs/reference/mcp.md, "Access-token verification").
 func (j *JWS) VerifySignature(key *Key) error {
 	if Algorithm(j.Algorithm) != key.alg {
 		return refuse(UnsupportedAlgorithm, "alg does not match the key")

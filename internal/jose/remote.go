@@ -30,7 +30,8 @@ const staleLimit = 24 * time.Hour
 // RemoteOptions configures a RemoteKeys. The zero value is the default.
 type RemoteOptions struct {
 	// Client makes the requests; nil means a client of our own. Redirects
-	// are never followed either way (decisions.md §3).
+	// are never followed either way (docs/reference/mcp.md, "Access-token
+	// verification").
 	Client *http.Client
 	// Timeout bounds one refresh, metadata and JWKS together; 0 means
 	// DefaultFetchTimeout.
@@ -39,7 +40,8 @@ type RemoteOptions struct {
 	MaxBytes int64
 	// MinInterval is the least time between two fetches caused by tokens
 	// (an unknown kid, or a failed fetch being retried); 0 means
-	// DefaultMinInterval, the 30 s of decisions.md §3.
+	// DefaultMinInterval, the 30 s of docs/reference/mcp.md, "Access-token
+	// verification".
 	MinInterval time.Duration
 	// MaxAge is how old a key set may grow before the next token refreshes
 	// it; 0 means DefaultMaxAge.

@@ -28,11 +28,11 @@ type SingleUseOptions struct {
 }
 
 // SingleUse remembers (issuer, jti) pairs so that each token is accepted
-// once (decisions.md §4; seed-mcp-events.md §5.3). A pair is kept until its
-// token's exp plus the leeway, after which the Verifier refuses the token
-// anyway. When full, the store refuses new tokens rather than forget live
-// ones. It is safe for concurrent use: of two copies of a token presented
-// at once, exactly one is accepted.
+// once (docs/reference/events.md, "Tokens and single use"). A pair is kept
+// until its token's exp plus the leeway, after which the Verifier refuses
+// the token anyway. When full, the store refuses new tokens rather than
+// forget live ones. It is safe for concurrent use: of two copies of a token
+// presented at once, exactly one is accepted.
 type SingleUse struct {
 	max    int
 	leeway time.Duration

@@ -13,8 +13,8 @@ import (
 
 // Defaults for Options fields left at zero.
 const (
-	DefaultLeeway        = 60 * time.Second // decisions.md §3
-	DefaultMaxTokenBytes = 8192             // decisions.md §3: longer tokens are refused unparsed
+	DefaultLeeway        = 60 * time.Second // docs/reference/mcp.md, "Access-token verification"
+	DefaultMaxTokenBytes = 8192             // longer tokens are refused unparsed (same section)
 )
 
 // KeySource finds the key that verifies a token. Implementations must be
@@ -38,13 +38,13 @@ type Options struct {
 	// The principals admitted: a token passes when its sub is one of
 	// Subjects or its client_id is one of Clients. `mcp serve` lists the
 	// allowed subjects; an event grant names exactly one subject or client
-	// (seed-mcp-events.md §5.3).
+	// (docs/reference/events.md, "Tokens and single use").
 	Subjects []string
 	Clients  []string
 
 	Algorithms []Algorithm      // allowed subset of RS256, ES256, EdDSA; nil allows all three
 	Keys       KeySource        // nil: discovery from Issuer (NewRemoteKeys with zero RemoteOptions)
-	RequireID  bool             // refuse tokens without jti (single use, seed-mcp-events.md §5.3)
+	RequireID  bool             // refuse tokens without jti (single use, docs/reference/events.md, "Tokens and single use")
 	Leeway     time.Duration    // clock skew allowed on exp, nbf and iat; 0 means DefaultLeeway, negative none
 	MaxBytes   int              // longest token; 0 means DefaultMaxTokenBytes
 	Now        func() time.Time // nil means time.Now

@@ -1,9 +1,10 @@
 // Package jsonschema compiles and applies the subset of JSON Schema (draft
 // 2020-12 keywords) that tool argument schemas use: the schemas of the
 // built-in tools, of MCP tools, and of the server's agent_submit tool
-// (decisions.md §3, §6). Arguments a model sends are checked before a tool
-// runs, and every problem is reported with its JSONPath so the model can
-// correct the call.
+// (docs/reference/runtime.md, "A tool call"; docs/reference/mcp.md, "Served
+// tools and agent_submit"). Arguments a model sends are checked before a
+// tool runs, and every problem is reported with its JSONPath so the model
+// can correct the call.
 //
 // Supported keywords: type (a name or an array of names), properties,
 // required, additionalProperties (boolean or schema), patternProperties,
@@ -22,8 +23,9 @@
 // through properties or items is allowed and bounded by the document's
 // depth, the MaxDepth option and a step budget.
 //
-// Imports: standard library and agent/internal/strictjson only
-// (architecture.md, pure leaves).
+// Imports: standard library, agent/internal/strictjson and
+// agent/internal/quote only (docs/design.md, "Pure leaves may import
+// `internal/strictjson` and `internal/quote`").
 package jsonschema
 
 import (

@@ -10,7 +10,8 @@ import (
 	"agent/internal/strictjson"
 )
 
-// submitSchema is the input schema of agent_submit (decisions.md §3).
+// submitSchema is the input schema of agent_submit (docs/reference/mcp.md,
+// "Served tools and agent_submit").
 const submitSchema = `{"type":"object","properties":{"prompt":{"type":"string","minLength":1}},"required":["prompt"],"additionalProperties":false}`
 
 const editSchema = `{

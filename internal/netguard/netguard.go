@@ -1,7 +1,6 @@
-// Package netguard is the outbound address policy for connections to
-// places named by settings or by a model: MCP server URLs, OAuth endpoints
-// found by discovery, and WebFetch (decisions.md §2, seed-mcp-events.md
-// §5.2 rule 3).
+// Package netguard is the outbound address policy for connections to places
+// named by settings or by a model: MCP server URLs, OAuth endpoints found
+// by discovery, and WebFetch (docs/reference/mcp.md, "Address policy").
 //
 // The address is checked when the socket is dialled, after name
 // resolution, so a name that resolves to a public address at check time
@@ -12,17 +11,17 @@
 //
 // The names `localhost` and `*.localhost` are loopback by definition
 // (RFC 6761 §6.3), so they are refused by name, before any lookup
-// (decisions.md §2): in CheckHost, which `agent mcp list` and WebFetch use
-// before connecting, and in the dialer, so no connection made here ever
-// asks a resolver about them. The comparison ignores case and trailing
-// dots ("LOCALHOST.", "foo.localhost."). When the user's
-// mcpAllowedNetworks contain a loopback address (127.0.0.1 or ::1, e.g.
-// "127.0.0.0/8"), these names are let through as well: a user who allows
-// loopback means the machine itself, and RFC 6761 names nothing else. The
-// addresses such a name resolves to are still checked when dialled, so
-// "127.0.0.0/8" alone does not open ::1.
+// (docs/reference/mcp.md, "Address policy"): in CheckHost, which `agent mcp
+// list` and WebFetch use before connecting, and in the dialer, so no
+// connection made here ever asks a resolver about them. The comparison
+// ignores case and trailing dots ("LOCALHOST.", "foo.localhost."). When the
+// user's mcpAllowedNetworks contain a loopback address (127.0.0.1 or ::1,
+// e.g. "127.0.0.0/8"), these names are let through as well: a user who
+// allows loopback means the machine itself, and RFC 6761 names nothing
+// else. The addresses such a name resolves to are still checked when
+// dialled, so "127.0.0.0/8" alone does not open ::1.
 //
-// Imports: standard library only.
+// Imports: the standard library and agent/internal/quote.
 package netguard
 
 import (

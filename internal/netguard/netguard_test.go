@@ -99,8 +99,8 @@ func TestCheckHost(t *testing.T) {
 
 // TestLocalhostNamesRefusedByName: `localhost` and `*.localhost` are
 // loopback by definition (RFC 6761 §6.3) and refused by name, before any
-// lookup (decisions.md §2), unless the allowed networks hold a loopback
-// address.
+// lookup (docs/reference/mcp.md, "Address policy"), unless the allowed
+// networks hold a loopback address.
 func TestLocalhostNamesRefusedByName(t *testing.T) {
 	allow4 := Policy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 	allow6 := Policy{Allowed: []netip.Prefix{netip.MustParsePrefix("::1/128")}}

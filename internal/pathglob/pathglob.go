@@ -1,11 +1,12 @@
-// Package pathglob matches clean absolute paths against path patterns:
-// the syntax of file permission rules (decisions.md §6: `*` and `?` stay
-// within a folder, `**` crosses folders, `[...]` classes, `\` escapes),
-// which the Glob and Grep tools share so that a pattern means the same in
-// a rule and in a search. It is pure: patterns and paths in, decisions
-// out, no file system.
+// Package pathglob matches clean absolute paths against path patterns: the
+// syntax of file permission rules (docs/reference/settings.md, "Rule
+// syntax": `*` and `?` stay within a folder, `**` crosses folders, `[...]`
+// classes, `\` escapes), which the Glob and Grep tools share so that a
+// pattern means the same in a rule and in a search. It is pure: patterns
+// and paths in, decisions out, no file system.
 //
-// Imports: the standard library only (architecture.md, pure leaves).
+// Imports: the standard library only (a pure leaf; README.md, "A walk
+// through the code").
 package pathglob
 
 import (
@@ -148,11 +149,11 @@ func Split(p string) []string {
 	return strings.Split(p, "/")
 }
 
-// Match matches a clean absolute path against pattern segments: a
-// segment "**" matches any number of whole segments (none included); any
-// other segment matches exactly one through MatchSegment, so '*' stays
-// within a folder (decisions.md §6). It walks p by offsets and allocates
-// nothing.
+// Match matches a clean absolute path against pattern segments: a segment
+// "**" matches any number of whole segments (none included); any other
+// segment matches exactly one through MatchSegment, so '*' stays within a
+// folder (docs/reference/settings.md, "Rule syntax"). It walks p by offsets
+// and allocates nothing.
 func Match(pat []string, p string) bool {
 	p = strings.TrimPrefix(p, "/")
 	n := len(p)

@@ -1,10 +1,11 @@
 // Package redact masks secrets in text meant for people and records:
-// credential-shaped names (decisions.md §2) and the parts of a URL that
-// can carry a key (query values, user information, credential-like path
-// segments), so that a key put in a base URL never reaches a message, a
-// log or a session transcript.
+// credential-shaped names (docs/reference/settings.md, "Templates") and the
+// parts of a URL that can carry a key (query values, user information,
+// credential-like path segments), so that a key put in a base URL never
+// reaches a message, a log or a session transcript.
 //
-// Imports: standard library only (architecture.md, pure leaves).
+// Imports: standard library only (a pure leaf; README.md, "A walk through
+// the code").
 package redact
 
 import (
@@ -13,11 +14,11 @@ import (
 )
 
 // Mask is shown in place of a value that must not be printed
-// (seed-mcp-events.md §5.4).
+// (docs/reference/settings.md, "Templates").
 const Mask = "***"
 
 // credentialWords are the segments that make a name credential-shaped
-// (decisions.md §2).
+// (docs/reference/settings.md, "Templates").
 var credentialWords = []string{
 	"TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "APIKEY", "AUTH",
 	"AUTHORIZATION", "CREDENTIAL", "CREDENTIALS", "COOKIE", "PRIVATE", "DSN",
@@ -34,11 +35,12 @@ var storeWords = map[string]bool{
 }
 
 // IsCredentialName reports whether an environment variable or header name
-// is credential-shaped (decisions.md §2): a segment (split at '_', '-' or
-// '.') that is, or ends in, one of TOKEN, SECRET, PASSWORD, PASSWD, KEY,
-// APIKEY, AUTH, AUTHORIZATION, CREDENTIAL(S), COOKIE, PRIVATE, DSN; or a
-// name ending in _URL/_URI whose other segments name a database or cache.
-// PWD and OLDPWD are not secret. Matching ignores case.
+// is credential-shaped (docs/reference/settings.md, "Templates"): a segment
+// (split at '_', '-' or '.') that is, or ends in, one of TOKEN, SECRET,
+// PASSWORD, PASSWD, KEY, APIKEY, AUTH, AUTHORIZATION, CREDENTIAL(S),
+// COOKIE, PRIVATE, DSN; or a name ending in _URL/_URI whose other segments
+// name a database or cache. PWD and OLDPWD are not secret. Matching ignores
+// case.
 func IsCredentialName(name string) bool {
 	up := strings.ToUpper(name)
 	if up == "PWD" || up == "OLDPWD" {

@@ -1,10 +1,11 @@
 // Package securefile writes and reads the files that hold state and secrets
-// under ~/.agent: atomic writes (temporary file, fsync, rename, fsync of the
-// directory) with mode 0600, directories with mode 0700, exclusive creation
-// for files that must not already exist, reads that refuse a secret
-// other users could read (architecture.md, house style 7), and Open, the
-// one way to open a file named from outside: a FIFO, a device or a folder
-// is refused at once, never waited on.
+// under ~/.agent: atomic writes (temporary file, fsync, rename, fsync of
+// the directory) with mode 0600, directories with mode 0700, exclusive
+// creation for files that must not already exist, reads that refuse a
+// secret other users could read (docs/reference/cli.md, "Files";
+// docs/reference/mcp.md, "Credentials"), and Open, the one way to open a
+// file named from outside: a FIFO, a device or a folder is refused at once,
+// never waited on.
 //
 // Imports: standard library only.
 package securefile
@@ -30,16 +31,16 @@ var ErrTooLarge = errors.New("file too large")
 // regular file: a FIFO, a device, a socket or a directory.
 var ErrNotRegular = errors.New("not a regular file")
 
-// Open opens path for reading only if it is a regular file, and never
-// waits doing so. A plain open(2) of a FIFO blocks until a writer appears
+// Open opens path for reading only if it is a regular file, and never waits
+// doing so. A plain open(2) of a FIFO blocks until a writer appears
 // (forever, for a FIFO planted in a workspace or named as a settings or
 // grant file), and the blocked system call holds an OS thread that no
 // context can cancel; O_NONBLOCK makes that open return at once, and
 // O_NOCTTY keeps a terminal device from becoming the controlling one. The
-// type is then checked on the open descriptor (no race with a rename).
-// The descriptor's non-blocking flag changes nothing for a regular file.
-// Extra flags (such as syscall.O_NOFOLLOW) are added to O_RDONLY. Every
-// reader of a file named from outside uses this (decisions.md §4).
+// type is then checked on the open descriptor (no race with a rename). The
+// descriptor's non-blocking flag changes nothing for a regular file. Extra
+// flags (such as syscall.O_NOFOLLOW) are added to O_RDONLY. Every reader of
+// a file named from outside uses this (docs/reference/cli.md, "Files").
 func Open(path string, flag int) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY|flag, 0)
 	if err != nil {

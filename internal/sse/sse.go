@@ -5,9 +5,9 @@
 // Lines end in CRLF, LF or a lone CR; comment lines (starting with ':') are
 // ignored; several data lines join with '\n'; a blank line dispatches the
 // event; an event cut off by the end of the stream is not dispatched. Every
-// line is bounded (decisions.md §5: 16 MiB by default), and so is the data
-// of one event: a longer line is an error wrapping ErrLineTooLong, never a
-// hang or unbounded growth.
+// line is bounded (16 MiB by default; docs/providers.md, "Shared
+// plumbing"), and so is the data of one event: a longer line is an error
+// wrapping ErrLineTooLong, never a hang or unbounded growth.
 //
 // With Options.BareJSON the reader also returns JSON objects written
 // outside the format (see Options), as Events with Bare set.
@@ -25,7 +25,7 @@ import (
 	"time"
 )
 
-// DefaultMaxLine is the line bound of decisions.md §5.
+// DefaultMaxLine is the line bound of docs/providers.md, "Shared plumbing".
 const DefaultMaxLine = 16 << 20
 
 // ErrLineTooLong is wrapped by the error for a line, or an event's data,

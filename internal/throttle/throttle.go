@@ -1,10 +1,10 @@
 // Package throttle is the failure throttle of the HTTP endpoints that
 // verify tokens (remote `agent mcp serve`, the external-event endpoint;
-// docs/reference/mcp.md and docs/reference/events.md, "Failure
-// throttle"): after MaxFailures failed requests from one client within
-// Window, that client's further failing requests are answered 429 until
-// the window has room again. The endpoints consult it only for a request
-// that is failing anyway: a request whose token verifies is never refused
+// docs/reference/mcp.md, "Failure throttle"; docs/reference/events.md,
+// "Throttle"): after MaxFailures failed requests from one client within
+// Window, that client's further failing requests are answered 429 until the
+// window has room again. The endpoints consult it only for a request that
+// is failing anyway: a request whose token verifies is never refused
 // because of failures, its own or anybody's behind the same address.
 //
 // A client is an IPv4 address or the /64 of an IPv6 address (one IPv6

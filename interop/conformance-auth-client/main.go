@@ -1,13 +1,14 @@
 // Command conformance-auth-client is the MCP client that the official MCP
 // conformance suite drives for its authorization scenarios (auth/*;
-// decisions.md §7). The suite starts it as `conformance-auth-client
+// interop/README.md, "Conformance authorization scenarios
+// (`oauth_test.go`)"). The suite starts it as `conformance-auth-client
 // SERVER_URL` with the scenario in MCP_CONFORMANCE_SCENARIO and, for
 // pre-registration, JSON with client_id and client_secret in
 // MCP_CONFORMANCE_CONTEXT. It is built on the project's MCP client (package
 // mcp) and sign-in package (mcp/oauth): it connects, signs in when the
 // server answers 401, signs in again for more scope on 403
-// insufficient_scope (at most oauth.MaxStepUps times), then lists the
-// tools and calls each with empty arguments.
+// insufficient_scope (at most oauth.MaxStepUps times), then lists the tools
+// and calls each with empty arguments.
 //
 // The authorization step runs headlessly: the program fetches the
 // authorization URL without following redirects and pastes the Location

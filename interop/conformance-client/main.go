@@ -1,9 +1,10 @@
 // Command conformance-client is the MCP client that the official MCP
-// conformance suite drives (decisions.md §7): the suite starts it as
-// `conformance-client SERVER_URL` with the scenario name in
-// MCP_CONFORMANCE_SCENARIO, and judges what the client does against the
-// scenario's server. It is built on the project's own client (package mcp)
-// with nothing added: whatever the suite observes is what the agent does.
+// conformance suite drives (interop/README.md, "The conformance client"):
+// the suite starts it as `conformance-client SERVER_URL` with the scenario
+// name in MCP_CONFORMANCE_SCENARIO, and judges what the client does against
+// the scenario's server. It is built on the project's own client (package
+// mcp) with nothing added: whatever the suite observes is what the agent
+// does.
 //
 // Plain http is accepted only for loopback servers (the suite's servers
 // listen on localhost); the agent itself leaves address policy to its

@@ -34,7 +34,8 @@ type Callback struct {
 	ErrorDescription string
 }
 
-// String redacts the code and state (seed §5.4).
+// String redacts the code and state (docs/reference/mcp.md, "Sign-in":
+// errors never show a code).
 func (c Callback) String() string {
 	return fmt.Sprintf("callback (error %q, iss %q)", quote.V(c.Error), quote.V(c.Iss))
 }

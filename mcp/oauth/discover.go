@@ -18,8 +18,8 @@ import (
 )
 
 // NetOptions say how the sign-in reaches servers. The zero value uses the
-// default address policy (seed §5.2 rule 3), the system's roots, and https
-// everywhere.
+// default address policy (docs/reference/mcp.md, "Address policy"), the
+// system's roots, and https everywhere.
 type NetOptions struct {
 	// Policy is the outbound address policy (the user's
 	// mcpAllowedNetworks). Every OAuth request is dialled through it, with
@@ -29,7 +29,8 @@ type NetOptions struct {
 	// certificate here); nil means the system roots.
 	RootCAs *x509.CertPool
 	// InsecureLoopback allows plain http to loopback hosts. Only the
-	// interop test program sets it (decisions.md §2).
+	// interop test program sets it (interop/README.md, "Conformance
+	// authorization scenarios (`oauth_test.go`)").
 	InsecureLoopback bool
 	// Timeout bounds each OAuth request; 0 means 30 s.
 	Timeout time.Duration
@@ -80,7 +81,7 @@ func getJSON(ctx context.Context, c *http.Client, what, raw string, insecure boo
 }
 
 // netError keeps the reason of a failed request and drops the URL, whose
-// query may carry a secret (seed §5.4).
+// query may carry a secret (docs/reference/mcp.md, "Sign-in").
 func netError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -90,7 +91,8 @@ func netError(err error) error {
 }
 
 // policyRefusal turns a redirect or an address the policy refuses into a
-// refusal of the sign-in (seed §5.2 rule 3), keeping its reason.
+// refusal of the sign-in (docs/reference/mcp.md, "Sign-in" and "Address
+// policy"), keeping its reason.
 func policyRefusal(err error) error {
 	var re *netguard.RefusedError
 	if errors.Is(err, netguard.ErrRedirect) || errors.As(err, &re) {
@@ -107,7 +109,7 @@ type Discovery struct {
 	// protected-resource metadata, or the server URL when it publishes none.
 	Resource string
 	// ResourceMetadata is nil when the server publishes none (the
-	// 2025-03-26 fallback of decisions.md §2).
+	// 2025-03-26 fallback of docs/reference/mcp.md, "Sign-in").
 	ResourceMetadata *ResourceMetadata
 	Issuer           string
 	Server           *ServerMetadata
@@ -129,9 +131,9 @@ type DiscoverOptions struct {
 }
 
 // Discover finds the authorization server of an MCP server and checks it
-// against seed-mcp-events.md §5.2 rule 2 (MCP authorization, revisions
-// 2025-06-18 and 2025-11-25, "Authorization Server Discovery"). Every
-// refusal wraps ErrRefused and names its reason.
+// against the rules of docs/reference/mcp.md, "Sign-in" (MCP authorization,
+// revisions 2025-06-18 and 2025-11-25, "Authorization Server Discovery").
+// Every refusal wraps ErrRefused and names its reason.
 func Discover(ctx context.Context, opts DiscoverOptions) (*Discovery, error) {
 	c := opts.Net.client()
 	insecure := opts.Net.InsecureLoopback

@@ -5,15 +5,15 @@ import (
 	"fmt"
 )
 
-// Sentinels callers branch on (house style 4).
+// Sentinels callers branch on (CONTRIBUTING.md, "Errors").
 var (
 	// ErrRefused is wrapped by every refusal of a sign-in: the server or
-	// its authorization server does not meet seed-mcp-events.md §5.2 rule 2,
-	// or the user's answer does not fit the request. The error text gives
-	// the reason.
+	// its authorization server does not meet the rules of
+	// docs/reference/mcp.md, "Sign-in", or the user's answer does not fit
+	// the request. The error text gives the reason.
 	ErrRefused = errors.New("sign-in refused")
-	// ErrBrowserFailed: the browser could not be started (seed §7.3 remedy:
-	// sign in with --no-browser).
+	// ErrBrowserFailed: the browser could not be started (the remedy is to
+	// sign in with --no-browser; docs/reference/mcp.md, "Sign-in").
 	ErrBrowserFailed = errors.New("browser-failed")
 	// ErrTimeout: no callback arrived in time.
 	ErrTimeout = errors.New("no answer from the browser in time")

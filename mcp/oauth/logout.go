@@ -20,9 +20,9 @@ type LogoutResult struct {
 
 // Logout deletes an identity's stored tokens first, then asks the
 // revocation endpoint recorded with them to revoke the refresh token and
-// the access token (seed §3.2, §4.2; decisions.md §2; RFC 7009). Missing
-// credentials are ErrNotSignedIn. A failed revocation does not fail the
-// sign-out: it is reported in the result.
+// the access token (docs/reference/mcp.md, "Credentials"; RFC 7009).
+// Missing credentials are ErrNotSignedIn. A failed revocation does not fail
+// the sign-out: it is reported in the result.
 func Logout(ctx context.Context, store *Store, id Identity, net NetOptions) (*LogoutResult, error) {
 	creds, err := store.Load(id)
 	if errors.Is(err, fs.ErrNotExist) {

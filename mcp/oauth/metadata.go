@@ -12,7 +12,7 @@ import (
 )
 
 // maxMetadata bounds a metadata document, a registration response and a
-// token response (outside input, house style 6).
+// token response (outside input; CONTRIBUTING.md, "Outside input").
 const maxMetadata = 256 << 10
 
 // ResourceMetadata is the part of RFC 9728 protected-resource metadata the
@@ -160,8 +160,8 @@ func ParseServerMetadata(data []byte) (*ServerMetadata, error) {
 	return m, nil
 }
 
-// CheckServerMetadata applies the sign-in rules of seed-mcp-events.md
-// §5.2 rule 2 to metadata fetched for issuer: the issuer named exactly
+// CheckServerMetadata applies the sign-in rules of docs/reference/mcp.md,
+// "Sign-in", to metadata fetched for issuer: the issuer named exactly
 // (RFC 8414 §3.3), every endpoint https, S256 offered (MCP authorization
 // "Authorization Code Protection": a client MUST refuse when
 // code_challenge_methods_supported is absent), and the code flow allowed.
@@ -198,9 +198,10 @@ func CheckServerMetadata(m *ServerMetadata, issuer string, insecureLoopback bool
 }
 
 // checkURL requires an absolute https URL without user information or
-// fragment (seed §5.2 rule 2: every endpoint https). Plain http is allowed
-// only with insecureLoopback, for a loopback host, for the interop test
-// program (decisions.md §2).
+// fragment (docs/reference/mcp.md, "Sign-in": every endpoint https). Plain
+// http is allowed only with insecureLoopback, for a loopback host, for the
+// interop test program (interop/README.md, "Conformance authorization
+// scenarios (`oauth_test.go`)").
 func checkURL(what, raw string, insecureLoopback bool) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.Opaque != "" {
@@ -233,14 +234,15 @@ func isLoopbackHost(h string) bool {
 }
 
 // redactURL shows scheme, host and path, never a query (which may carry a
-// code or state) or user information (seed §5.4).
+// code or state) or user information (docs/reference/mcp.md, "Sign-in").
 func redactURL(u *url.URL) string {
 	v := url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path}
 	return sanitize(v.String(), 200)
 }
 
-// sanitize removes control characters from text that came from a server
-// and bounds it, so it cannot drive the terminal (house style 6).
+// sanitize removes control characters from text that came from a server and
+// bounds it, so it cannot drive the terminal (CONTRIBUTING.md, "Outside
+// input").
 func sanitize(s string, max int) string {
 	s = strings.ToValidUTF8(s, "?")
 	s = strings.Map(func(r rune) rune {

@@ -20,7 +20,7 @@ type Registration struct {
 	AuthMethod string // none, client_secret_basic or client_secret_post
 }
 
-// String redacts the secret (house style 7).
+// String redacts the secret (CONTRIBUTING.md, "Secrets").
 func (r Registration) String() string {
 	return fmt.Sprintf("client %s (%s)", sanitize(r.ID, 100), r.AuthMethod)
 }

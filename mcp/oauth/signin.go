@@ -45,10 +45,12 @@ type Options struct {
 	// UI shows progress and asks the user; required.
 	UI UI
 	// ClientSecret is a pre-registered client's secret, typed by the user
-	// in `agent mcp login --client-secret` only (seed §4.2).
+	// in `agent mcp login --client-secret` only (docs/reference/mcp.md,
+	// "Sign-in").
 	ClientSecret string
 	// NoBrowser: no browser is opened and no listener waits; the user
-	// pastes the address the browser was sent to (seed §4.1).
+	// pastes the address the browser was sent to (docs/reference/mcp.md,
+	// "Sign-in").
 	NoBrowser bool
 	// Scope, when set, replaces the scope discovery would choose (step-up
 	// after 403 insufficient_scope; see StepUpScope).
@@ -73,12 +75,12 @@ type Result struct {
 	Scope  string // granted scope as the server reported it, else requested
 }
 
-// SignIn runs the authorization code flow with PKCE for one MCP server
-// (MCP authorization 2025-06-18 and 2025-11-25; seed §4.1, §4.2, §5.2;
-// decisions.md §2) and stores the tokens. The authorization URL is always
-// shown; a browser is opened only after the user agrees and only for an
-// https URL. Nothing is stored unless the whole flow succeeds. Every
-// refusal wraps ErrRefused and says why.
+// SignIn runs the authorization code flow with PKCE for one MCP server (MCP
+// authorization 2025-06-18 and 2025-11-25; docs/reference/mcp.md,
+// "Sign-in") and stores the tokens. The authorization URL is always shown;
+// a browser is opened only after the user agrees and only for an https URL.
+// Nothing is stored unless the whole flow succeeds. Every refusal wraps
+// ErrRefused and says why.
 func SignIn(ctx context.Context, opts Options) (*Result, error) {
 	if opts.UI == nil || opts.Store == nil || opts.Server == nil {
 		return nil, errors.New("oauth: SignIn needs Server, Store and UI")

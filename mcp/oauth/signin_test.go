@@ -186,7 +186,8 @@ func TestSignInDiscoveryVariants(t *testing.T) {
 	}
 }
 
-// Every refusal names its reason and leaves no file behind (decisions.md §2).
+// Every refusal names its reason and leaves no file behind
+// (docs/reference/mcp.md, "Sign-in").
 func TestSignInRefusals(t *testing.T) {
 	cases := []struct {
 		name   string

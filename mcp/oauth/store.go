@@ -1,7 +1,7 @@
 // Package oauth signs the CLI in to OAuth-protected MCP servers: discovery,
 // client registration, PKCE authorization with a loopback callback, the
-// credential store, refresh and logout (seed-mcp-events.md §2.6, §3.2,
-// §5.2; decisions.md §2; MCP authorization 2025-06-18 and 2025-11-25).
+// credential store, refresh and logout (docs/reference/mcp.md, "Sign-in"
+// and "Credentials"; MCP authorization 2025-06-18 and 2025-11-25).
 //
 // Entry points:
 //   - SignIn runs the whole flow for one definition (Discover, dynamic or
@@ -19,10 +19,11 @@
 //
 // All requests go through the address policy of internal/netguard (no
 // proxy, no redirects) and require https; no token, code, verifier or
-// secret is ever part of an error or a line shown (seed §5.4).
+// secret is ever part of an error or a line shown (docs/reference/mcp.md,
+// "Sign-in").
 //
 // Imports: the standard library, golang.org/x/oauth2, agent/config and
-// agent/internal/*.
+// agent/internal/* (README.md, "A walk through the code").
 package oauth
 
 import (
@@ -45,8 +46,8 @@ import (
 const maxCredentialFile = 64 << 10
 
 // Identity names the definition tokens belong to: tokens are stored per
-// server identity and URL, so another definition under the same name
-// cannot use them (seed-mcp-events.md §2.6).
+// server identity and URL, so another definition under the same name cannot
+// use them (docs/reference/mcp.md, "Credentials").
 type Identity struct {
 	Name  string // server name
 	Scope string // user, project or local
@@ -60,7 +61,8 @@ func IdentityOf(d *config.ServerDef) Identity {
 	return Identity{Name: d.Name, Scope: d.Scope.String(), File: d.File, URL: d.URL.Value}
 }
 
-// key is the SHA-256 of the identity and URL pair (decisions.md §2).
+// key is the SHA-256 of the identity and URL pair (docs/reference/mcp.md,
+// "Credentials").
 func (id Identity) key() string {
 	b, _ := json.Marshal([]string{id.Name, id.Scope, id.File, id.URL})
 	sum := sha256.Sum256(b)
@@ -90,12 +92,13 @@ type Credentials struct {
 	Expiry          time.Time `json:"expiry,omitzero"`
 }
 
-// String redacts the secrets (house style 7).
+// String redacts the secrets (CONTRIBUTING.md, "Secrets").
 func (c *Credentials) String() string {
 	return fmt.Sprintf("credentials for %s (issuer %s, expiry %s)", c.Server, c.Issuer, c.Expiry.Format(time.RFC3339))
 }
 
-// SignInState is a server's sign-in state (§3.2; cli.md SIGN-IN column).
+// SignInState is a server's sign-in state (the SIGN-IN column of
+// docs/reference/mcp.md, "Status lines").
 type SignInState string
 
 // The sign-in states.
@@ -121,7 +124,8 @@ func NewStore(userDir string) *Store {
 func (s *Store) Path(id Identity) string { return filepath.Join(s.Dir, id.key()+".json") }
 
 // Load reads an identity's credentials. A missing file returns
-// fs.ErrNotExist; a file others can read is refused (decisions.md §2).
+// fs.ErrNotExist; a file others can read is refused (docs/reference/mcp.md,
+// "Credentials").
 func (s *Store) Load(id Identity) (*Credentials, error) {
 	data, err := securefile.ReadSecret(s.Path(id), maxCredentialFile)
 	if err != nil {
@@ -160,9 +164,9 @@ func (s *Store) Delete(id Identity) error {
 }
 
 // State reports the sign-in state from the stored credentials without
-// refreshing anything (decisions.md §2: `agent mcp list` reports a stored
-// expired token as token-expired). An unreadable file is reported with the
-// state sign-in-required and the error.
+// refreshing anything (docs/reference/mcp.md, "Status lines": `agent mcp
+// list` reports a stored expired token as token-expired). An unreadable
+// file is reported with the state sign-in-required and the error.
 func (s *Store) State(id Identity, now time.Time) (SignInState, error) {
 	c, err := s.Load(id)
 	switch {

@@ -32,7 +32,7 @@ type TokenResponse struct {
 	Scope        string
 }
 
-// String redacts the tokens (house style 7).
+// String redacts the tokens (CONTRIBUTING.md, "Secrets").
 func (t *TokenResponse) String() string {
 	return fmt.Sprintf("token response (type %s, expires in %d s, scope %q)", t.TokenType, t.ExpiresIn, quote.V(t.Scope))
 }
@@ -150,9 +150,10 @@ func postForm(ctx context.Context, c *http.Client, endpoint string, form url.Val
 }
 
 // refresh exchanges the refresh token at the token endpoint recorded with
-// it, with the resource parameter (decisions.md §2; RFC 8707 §2.2; RFC 6749
-// §6). It returns updated credentials; a new refresh token replaces the
-// old one, and the old one is kept when the server sends none.
+// it, with the resource parameter (docs/reference/mcp.md, "Credentials";
+// RFC 8707 §2.2; RFC 6749 §6). It returns updated credentials; a new
+// refresh token replaces the old one, and the old one is kept when the
+// server sends none.
 func refresh(ctx context.Context, c *http.Client, creds *Credentials, now time.Time, insecure bool) (*Credentials, error) {
 	if creds.RefreshToken == "" {
 		return nil, fmt.Errorf("%w: the access token expired and there is no refresh token", ErrSignInRequired)
@@ -191,7 +192,7 @@ func refresh(ctx context.Context, c *http.Client, creds *Credentials, now time.T
 
 // revoke asks the recorded revocation endpoint to revoke one token
 // (RFC 7009 §2.1). The server answers 200 also for tokens it no longer
-// knows (§2.2).
+// knows (RFC 7009 §2.2).
 func revoke(ctx context.Context, c *http.Client, creds *Credentials, token, hint string, insecure bool) error {
 	if _, err := checkURL("the recorded revocation endpoint", creds.RevocationEndpoint, insecure); err != nil {
 		return err

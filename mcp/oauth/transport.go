@@ -19,8 +19,8 @@ const expirySkew = 30 * time.Second
 
 // Source supplies a server's access token from the credential store,
 // refreshing it at the recorded token endpoint when it has expired
-// (decisions.md §2). It is safe for concurrent use; one refresh runs at a
-// time. It also satisfies oauth2.TokenSource.
+// (docs/reference/mcp.md, "Credentials"). It is safe for concurrent use;
+// one refresh runs at a time. It also satisfies oauth2.TokenSource.
 type Source struct {
 	store *Store
 	id    Identity

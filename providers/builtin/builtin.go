@@ -1,12 +1,14 @@
 // Package builtin holds the built-in provider definitions the command line
-// offers (seed-providers.md §1, the seed's createDefaultProviderDefinitions;
-// decisions.md §5): for each of the ids messages, responses, genai, local,
-// regional and reasoning a display name, the defaults, a model catalog,
-// the setup steps (base URL, model, masked API key) and a constructor that
-// takes the resolved settings of cli.md, with the provider-specific options
-// under their seed names.
+// offers (the specification's createDefaultProviderDefinitions;
+// docs/providers.md, "Built-in definitions (`providers/builtin`)"): for
+// each of the ids messages, responses, genai, local, regional and reasoning
+// a display name, the defaults, a model catalog, the setup steps (base URL,
+// model, masked API key) and a constructor that takes the resolved settings
+// (docs/reference/cli.md, "Provider resolution"), with the
+// provider-specific options under their specification names
+// (docs/reference/settings.md, "providers").
 //
-// Imports: the standard library, agent/providers and every provider
+// Imports: the standard library, agent/providers and every chat provider
 // package under it (the one place that constructs them all).
 package builtin
 
@@ -21,9 +23,9 @@ import (
 	"agent/providers/responses"
 )
 
-// Config is what a definition's constructor takes: the settings of cli.md
-// after resolution. The zero value of each field means the definition's
-// default.
+// Config is what a definition's constructor takes: the settings after
+// resolution (docs/reference/cli.md, "Provider resolution"). The zero value
+// of each field means the definition's default.
 type Config struct {
 	APIKey  string
 	BaseURL string
@@ -32,7 +34,8 @@ type Config struct {
 	Client  *http.Client
 	// Options are the provider-specific options under providers.<id>,
 	// JSON-shaped (strings, bools, float64 or json.Number, []any,
-	// map[string]any) and named as in seed-providers.md §2.
+	// map[string]any) and named as in docs/reference/settings.md,
+	// "providers".
 	Options map[string]any
 }
 
@@ -87,8 +90,9 @@ type Definition struct {
 }
 
 // DefaultDefinitions returns the built-in provider definitions (the seed's
-// createDefaultProviderDefinitions()), in the display order of cli.md.
-// Each call returns fresh values the caller may change.
+// createDefaultProviderDefinitions()), in the display order of
+// docs/providers.md, "Built-in definitions (`providers/builtin`)". Each
+// call returns fresh values the caller may change.
 func DefaultDefinitions() []Definition {
 	defs := []Definition{
 		{
@@ -134,7 +138,9 @@ func DefaultDefinitions() []Definition {
 			New: newRegional,
 		},
 		{
-			// Listed in setup as the local-server choice (seed §1).
+			// Listed in setup as the local-server choice
+			// (docs/providers.md, "Built-in definitions
+			// (`providers/builtin`)").
 			ID: "local", DisplayName: "Local server (chat completions)",
 			DefaultBaseURL: chatcompat.LocalBaseURL, PlaceholderKey: chatcompat.LocalAPIKey,
 			New: newLocal,
@@ -146,9 +152,10 @@ func DefaultDefinitions() []Definition {
 	return defs
 }
 
-// Defaults of the definitions that decisions.md §5 leaves to the vendors'
-// own: the messages API's official root (the provider itself takes
-// whatever root it is given) and each catalog's default model.
+// Defaults of the definitions that the specification leaves to the vendors'
+// own (docs/providers.md, "Built-in definitions (`providers/builtin`)"):
+// the messages API's official root (the provider itself takes whatever root
+// it is given) and each catalog's default model.
 const (
 	MessagesBaseURL       = messages.DefaultBaseURL
 	MessagesDefaultModel  = "claude-sonnet-4-5"

@@ -34,8 +34,9 @@ func TestDefinitions(t *testing.T) {
 	if strings.Join(ids, " ") != "messages responses genai reasoning regional local" {
 		t.Errorf("ids %v", ids)
 	}
-	// decisions.md §5: local is a loopback address on port 1234 with path
-	// /v1 and the fixed placeholder key.
+	// local is a loopback address on port 1234 with path /v1 and the fixed
+	// placeholder key (docs/providers.md, "Built-in definitions
+	// (`providers/builtin`)").
 	local, ok := Lookup("local")
 	if !ok || local.DefaultBaseURL != "http://127.0.0.1:1234/v1" || local.PlaceholderKey != "lm-studio" || local.KeyEnv != "" ||
 		local.Setup[2].Default != "lm-studio" || !local.Setup[2].Optional {

@@ -230,8 +230,9 @@ func newResponses(c Config) (providers.Provider, error) {
 	if o.err != nil {
 		return nil, o.err
 	}
-	// The default surface rule (seed §2.3) sees the base URL as the user
-	// set it: the definition's default is the official endpoint anyway.
+	// The default surface rule (docs/providers.md, "responses
+	// (`providers/responses`)") sees the base URL as the user set it: the
+	// definition's default is the official endpoint anyway.
 	return responses.New(ro)
 }
 

@@ -342,7 +342,8 @@ func errOf(t *testing.T, p providers.Provider) (*providers.Error, string) {
 }
 
 // Status errors map to kinds; transient ones are retried at most twice,
-// honouring Retry-After and x-should-retry (decisions.md §5).
+// honouring Retry-After and x-should-retry (docs/providers.md, "Deadlines
+// and retries").
 func TestStatusAndRetries(t *testing.T) {
 	ok, _ := os.ReadFile("testdata/text.sse")
 	okWant := pt.Run(t, localWith(t, LocalOptions{Executor: pt.NewReplay(pt.Stream(ok))}), hello())
@@ -539,7 +540,8 @@ func TestPayloadLogger(t *testing.T) {
 }
 
 // Each provider hands its executor, logger, payload logger and timeout
-// (seed §2.5–2.7) to the shared plumbing.
+// (docs/providers.md, "Options shared by every chat provider") to the
+// shared plumbing.
 func TestPlumbingOptions(t *testing.T) {
 	data, _ := os.ReadFile("testdata/text.sse")
 	cut := bytes.Index(data, []byte(`"Hello"`)) + 100

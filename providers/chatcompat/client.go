@@ -1,9 +1,10 @@
 // Package chatcompat is a client of the chat-completions API surface
-// (seed-providers.md §1): streaming with the usage tail, tool-call deltas
-// keyed by index, finish reasons, json_object and json_schema response
-// formats and in-stream errors. On it stand ReasoningProvider,
-// RegionalProvider and LocalProvider (seed §2.5–2.7, decisions.md §5); the
-// responses provider reuses Client for its chat-completions surface.
+// (docs/providers.md, "reasoning, regional, local
+// (`providers/chatcompat`)"): streaming with the usage tail, tool-call
+// deltas keyed by index, finish reasons, json_object and json_schema
+// response formats and in-stream errors. On it stand ReasoningProvider,
+// RegionalProvider and LocalProvider; the responses provider reuses Client
+// for its chat-completions surface.
 //
 // Imports: the standard library, agent/providers and agent/internal/*.
 package chatcompat
@@ -47,7 +48,8 @@ type Options struct {
 	// Name is the provider id used in errors and logs; "" means "chatcompat".
 	Name string
 	// BaseURL includes the version path (http://127.0.0.1:1234/v1); the
-	// client appends /chat/completions (cli.md, "What --base-url names").
+	// client appends /chat/completions (docs/providers.md, "Endpoint paths
+	// and masked URLs").
 	BaseURL string
 	// APIKey is sent as a bearer token when not empty.
 	APIKey string
@@ -62,11 +64,13 @@ type Options struct {
 	Logger        *slog.Logger            // nil is silent
 	PayloadLogger providers.PayloadLogger // receives a summary of each request
 	// Timeout is the first-byte deadline and idle watchdog of
-	// decisions.md §5; zero means providers.DefaultTimeout.
+	// docs/providers.md, "Deadlines and retries"; zero means
+	// providers.DefaultTimeout.
 	Timeout time.Duration
 
 	// OmitStreamUsage leaves out stream_options.include_usage, for
-	// endpoints that reject it (seed §2.3 includeStreamUsage, default on).
+	// endpoints that reject it (the responses option includeStreamUsage,
+	// default on; docs/providers.md, "responses (`providers/responses`)").
 	OmitStreamUsage bool
 	// MaxTokensField names the output bound; "" means "max_tokens" (some
 	// endpoints want "max_completion_tokens").
@@ -98,8 +102,8 @@ type Client struct {
 }
 
 // NewClient returns a client of the chat-completions surface at
-// opts.BaseURL. It does not require a key: the providers built on it
-// decide that (seed-providers.md §5).
+// opts.BaseURL. It does not require a key: the providers built on it decide
+// that (docs/providers.md, "Shared plumbing").
 func NewClient(opts Options) (*Client, error) {
 	if opts.Name == "" {
 		opts.Name = "chatcompat"

@@ -10,7 +10,8 @@ import (
 	"agent/providers"
 )
 
-// Defaults of decisions.md §5.
+// Defaults of docs/providers.md, "reasoning, regional, local
+// (`providers/chatcompat`)".
 const (
 	ReasoningBaseURL      = "https://api.deepseek.com"
 	ReasoningDefaultModel = "deepseek-v4-flash"
@@ -24,8 +25,9 @@ const (
 	LocalAPIKey  = "lm-studio" // a placeholder: local servers do not check it
 )
 
-// RegionalBaseURLs maps the region keys to their endpoints (seed §2.6
-// REGIONAL_PROVIDER_BASE_URLS, decisions.md §5).
+// RegionalBaseURLs maps the region keys to their endpoints (the
+// specification's REGIONAL_PROVIDER_BASE_URLS; docs/providers.md,
+// "reasoning, regional, local (`providers/chatcompat`)").
 var RegionalBaseURLs = map[string]string{
 	"singapore":  "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
 	"usVirginia": "https://dashscope-us.aliyuncs.com/compatible-mode/v1",
@@ -33,7 +35,9 @@ var RegionalBaseURLs = map[string]string{
 	"hongKong":   "https://cn-hongkong.dashscope.aliyuncs.com/compatible-mode/v1",
 }
 
-// Thinking switches the reasoning API's extended thinking (seed §2.5).
+// Thinking switches the reasoning API's extended thinking
+// (docs/providers.md, "reasoning, regional, local
+// (`providers/chatcompat`)").
 type Thinking string
 
 // Thinking modes; "" leaves the API's default (enabled).
@@ -42,11 +46,12 @@ const (
 	ThinkingDisabled Thinking = "disabled"
 )
 
-// ReasoningOptions are the options of seed §2.5. The zero value of each
-// field is its default.
+// ReasoningOptions are the reasoning provider's options (docs/providers.md,
+// "reasoning, regional, local (`providers/chatcompat`)"). The zero value of
+// each field is its default.
 type ReasoningOptions struct {
-	// APIKey is required unless Client is given (seed §5); conventionally
-	// read from REASONING_API_KEY.
+	// APIKey is required unless Client is given (docs/providers.md, "Shared
+	// plumbing"); conventionally read from REASONING_API_KEY.
 	APIKey string
 	// Client is a pre-built client pointed at the reasoning endpoint; it
 	// adds its own credentials when APIKey is empty.
@@ -133,8 +138,10 @@ func (p *ReasoningProvider) capabilities(string) providers.Capabilities {
 		Temperature: !thinking, JSONObject: true}
 }
 
-// WebTools are the regional endpoint's built-in web tools (seed §2.6), run
-// by the endpoint itself on its chat-completions surface.
+// WebTools are the regional endpoint's built-in web tools
+// (docs/providers.md, "reasoning, regional, local
+// (`providers/chatcompat`)"), run by the endpoint itself on its
+// chat-completions surface.
 type WebTools struct {
 	// WebSearch sends enable_search: the endpoint searches the web when
 	// the model decides a question needs it (its default strategy).
@@ -145,8 +152,9 @@ type WebTools struct {
 	WebFetch bool
 }
 
-// RegionalOptions are the options of seed §2.6 (and cli.md's
-// providers.regional.region).
+// RegionalOptions are the regional provider's options, region included
+// (docs/providers.md, "reasoning, regional, local
+// (`providers/chatcompat`)"; docs/reference/settings.md, "providers").
 type RegionalOptions struct {
 	// APIKey is required unless Client is given; conventionally read from
 	// REGIONAL_API_KEY.
@@ -249,7 +257,8 @@ func (p *RegionalProvider) ResponsesBaseURL() string { return p.opts.ResponsesBa
 // WebTools returns the built-in web tools in use.
 func (p *RegionalProvider) WebTools() WebTools { return p.opts.BuiltInWebTools }
 
-// LocalOptions are the options of seed §2.7.
+// LocalOptions are the local provider's options (docs/providers.md,
+// "reasoning, regional, local (`providers/chatcompat`)").
 type LocalOptions struct {
 	// APIKey is sent as given; "" means the placeholder LocalAPIKey.
 	APIKey string
@@ -265,8 +274,9 @@ type LocalOptions struct {
 	PayloadLogger providers.PayloadLogger
 }
 
-// LocalProvider speaks to a local chat-completions server. It needs no
-// real key (seed §5.3). It is safe for concurrent use.
+// LocalProvider speaks to a local chat-completions server. It needs no real
+// key (docs/providers.md, "Shared plumbing"). It is safe for concurrent
+// use.
 type LocalProvider struct{ *Client }
 
 // NewLocalProvider returns the provider.

@@ -1,10 +1,10 @@
 // Package genai is the provider of the GenAI-style API surface
-// (seed-providers.md §1, §2.4, §7.1): streamed content generation with
-// text, thoughts, function calls and their thought signatures, inline
-// images, and the API's generation options (thinking configuration,
-// safety settings, tool configuration, response MIME type and schemas,
-// response modalities). Image output is refused before any request for a
-// model that is not listed as image-capable.
+// (docs/providers.md, "genai (`providers/genai`)"): streamed content
+// generation with text, thoughts, function calls and their thought
+// signatures, inline images, and the API's generation options (thinking
+// configuration, safety settings, tool configuration, response MIME type
+// and schemas, response modalities). Image output is refused before any
+// request for a model that is not listed as image-capable.
 //
 // Imports: the standard library, agent/providers and agent/internal/*.
 package genai
@@ -44,7 +44,7 @@ var DefaultImageCapableModels = []string{
 	"gemini-3-pro-image-preview",
 }
 
-// Modalities of a response (seed §2.4 defaultResponseModalities).
+// Modalities of a response (the defaultResponseModalities option).
 const (
 	ModalityText  = "TEXT"
 	ModalityImage = "IMAGE"
@@ -68,11 +68,12 @@ type SafetySetting struct {
 	Threshold string `json:"threshold"`
 }
 
-// Options are the options of seed §2.4, plus Client, Timeout, Logger,
-// PayloadLogger and Header. The zero value of each field is its default.
+// Options are the provider's options (docs/providers.md, "genai
+// (`providers/genai`)"), plus Client, Timeout, Logger, PayloadLogger and
+// Header. The zero value of each field is its default.
 type Options struct {
-	// APIKey is always required (seed §5.2); it is sent in the
-	// x-goog-api-key header.
+	// APIKey is always required (docs/providers.md, "Shared plumbing"); it
+	// is sent in the x-goog-api-key header.
 	APIKey string
 	// BaseURL is the API root; "" means OfficialBaseURL. The provider
 	// appends /v1beta/models/{model}:streamGenerateContent?alt=sse.
@@ -94,13 +95,14 @@ type Options struct {
 	// DefaultResponseModalities, e.g. ["TEXT", "IMAGE"]; nil leaves the
 	// model's default (text).
 	DefaultResponseModalities []string
-	// ImageCapableModels are the models allowed to return images; nil
-	// means DefaultImageCapableModels. A request for image output from any
-	// other model is refused before it is sent (seed §7.1).
+	// ImageCapableModels are the models allowed to return images; nil means
+	// DefaultImageCapableModels. A request for image output from any other
+	// model is refused before it is sent (docs/providers.md, "genai
+	// (`providers/genai`)").
 	ImageCapableModels []string
 
 	Client        *http.Client            // transport; nil means a client that follows no redirects
-	Timeout       time.Duration           // first-byte deadline and idle watchdog (decisions.md §5)
+	Timeout       time.Duration           // first-byte deadline and idle watchdog (docs/providers.md, "Deadlines and retries")
 	Executor      providers.Executor      // sends requests; nil means Client
 	Logger        *slog.Logger            // nil is silent
 	PayloadLogger providers.PayloadLogger // a summary of each request
@@ -185,7 +187,8 @@ func (p *Provider) Capabilities(string) providers.Capabilities {
 		Temperature: true, JSONObject: true, JSONSchema: true}
 }
 
-// ImageCapable reports whether model may return images (seed §7.1).
+// ImageCapable reports whether model may return images (the
+// imageCapableModels option).
 func (p *Provider) ImageCapable(model string) bool {
 	list := p.opts.ImageCapableModels
 	if list == nil {
@@ -287,7 +290,8 @@ var thinkingBudget = map[providers.Effort]int{
 
 // Body validates req and returns the JSON body the provider sends for it,
 // and the model it names. Image output from a model that is not
-// image-capable is refused here, before any request (seed §7.1).
+// image-capable is refused here, before any request (docs/providers.md,
+// "genai (`providers/genai`)").
 func (p *Provider) Body(req *providers.Request) ([]byte, string, error) {
 	fail := func(err error) ([]byte, string, error) {
 		return nil, "", providers.NameProvider(err, "genai")
@@ -362,7 +366,7 @@ func (p *Provider) Body(req *providers.Request) ([]byte, string, error) {
 		}
 	}
 	if len(p.opts.ToolConfig) > 0 {
-		w.ToolConfig = p.opts.ToolConfig // passed through (seed §2.4)
+		w.ToolConfig = p.opts.ToolConfig // passed through (the toolConfig option)
 	}
 	out, err := json.Marshal(w)
 	if err != nil {

@@ -51,7 +51,7 @@ func TestOptionsKeyAndURL(t *testing.T) {
 		t.Fatalf("missing key: %v", err)
 	}
 	if _, err := New(Options{Client: &http.Client{}}); !errors.Is(err, providers.ErrMissingKey) {
-		t.Errorf("a client replaced the key (seed §5.2): %v", err)
+		t.Errorf("a client replaced the key (genai always requires one): %v", err)
 	}
 	for _, c := range []struct {
 		name   string
@@ -173,9 +173,9 @@ func TestSignatureRoundTrip(t *testing.T) {
 	}
 }
 
-// Image output: asked for with the response modalities, refused before
-// any request for a model that is not image-capable (seed §7.1), streamed
-// as EventImage and sent back as inline data.
+// Image output: asked for with the response modalities, refused before any
+// request for a model that is not image-capable, streamed as EventImage and
+// sent back as inline data.
 func TestImageOutput(t *testing.T) {
 	data, _ := os.ReadFile("testdata/image.sse")
 	ex := pt.NewReplay(pt.Stream(data))

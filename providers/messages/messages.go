@@ -1,8 +1,9 @@
 // Package messages is the provider of the messages API surface
-// (seed-providers.md §1, §2.2): its headers, content blocks (text, images,
-// thinking with signatures, redacted thinking, tool use, tool results), the
-// streamed events (text, tool input JSON, thinking and signature deltas,
-// usage, ping, error) and its error types, including the overloaded status.
+// (docs/providers.md, "messages (`providers/messages`)"): its headers,
+// content blocks (text, images, thinking with signatures, redacted
+// thinking, tool use, tool results), the streamed events (text, tool input
+// JSON, thinking and signature deltas, usage, ping, error) and its error
+// types, including the overloaded status.
 //
 // Imports: the standard library, agent/providers and agent/internal/*.
 package messages
@@ -32,22 +33,24 @@ const APIVersion = "2023-06-01"
 // official endpoint of the messages API.
 const DefaultBaseURL = "https://api.anthropic.com"
 
-// Options are the options of seed §2.2, plus DefaultModel, Header, Logger
-// and PayloadLogger. The zero value of each field is its default.
+// Options are the provider's options (docs/providers.md, "messages
+// (`providers/messages`)"), plus DefaultModel, Header, Logger and
+// PayloadLogger. The zero value of each field is its default.
 type Options struct {
-	// APIKey is required unless Client is given (seed §5); it is sent in
-	// the x-api-key header.
+	// APIKey is required unless Client is given (docs/providers.md, "Shared
+	// plumbing"); it is sent in the x-api-key header.
 	APIKey string
 	// Client is a pre-built client; it adds its own credentials when
 	// APIKey is empty.
 	Client *http.Client
 	// BaseURL is the API root (https://api.example.com), any endpoint
 	// compatible with the messages API (a proxy or gateway); the provider
-	// appends /v1/messages (cli.md, "What --base-url names"). "" means
-	// DefaultBaseURL.
+	// appends /v1/messages (docs/providers.md, "Endpoint paths and masked
+	// URLs"). "" means DefaultBaseURL.
 	BaseURL string
 	// Timeout is the first-byte deadline and idle watchdog of
-	// decisions.md §5; zero means providers.DefaultTimeout.
+	// docs/providers.md, "Deadlines and retries"; zero means
+	// providers.DefaultTimeout.
 	Timeout  time.Duration
 	Executor providers.Executor // sends requests; nil means Client
 	Logger   *slog.Logger       // nil is silent
@@ -429,8 +432,9 @@ func wireMessages(msgs []providers.Message) (string, []wireMessage) {
 					switch {
 					case foreignReasoning(p):
 						// Another API's reasoning (a switch of provider
-						// mid-conversation, seed-providers.md §2.1): this
-						// API cannot verify it and would refuse the turn.
+						// mid-conversation, docs/reference/runtime.md,
+						// "Turns and the queue"): this API cannot verify it
+						// and would refuse the turn.
 					case p.Redacted != "":
 						blocks = append(blocks, block{Type: "redacted_thinking", Data: p.Redacted})
 					case p.Signature != "":

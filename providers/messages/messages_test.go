@@ -346,8 +346,9 @@ func TestEffortLevels(t *testing.T) {
 	}
 }
 
-// The executor, logger, payload logger and timeout (seed §2.2) reach the
-// shared plumbing; ping events count as data for the idle watchdog.
+// The executor, logger, payload logger and timeout (docs/providers.md,
+// "Options shared by every chat provider") reach the shared plumbing; ping
+// events count as data for the idle watchdog.
 func TestPlumbingOptions(t *testing.T) {
 	data, _ := os.ReadFile("testdata/text.sse")
 	pt.CheckPlumbing(t, "messages", "sk-secret", func(t testing.TB, o pt.Plumbing) providers.Provider {

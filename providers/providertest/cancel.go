@@ -83,10 +83,10 @@ func CancelMidStream(t *testing.T, build func(t testing.TB, baseURL string, c *h
 }
 
 // LineTooLong checks that a stream holding one line over the 16 MiB bound
-// of decisions.md §5 (head, then more than the bound of 'a', then tail)
-// fails with an ErrUpstream error wrapping sse.ErrLineTooLong after one
-// request: a clear error, not a hang, a crash or a retry. Memory builds
-// the provider over an executor.
+// of docs/providers.md, "Shared plumbing" (head, then more than the bound
+// of 'a', then tail) fails with an ErrUpstream error wrapping
+// sse.ErrLineTooLong after one request: a clear error, not a hang, a crash
+// or a retry. Memory builds the provider over an executor.
 func LineTooLong(t *testing.T, build func(t testing.TB, ex providers.Executor) providers.Provider, req func() *providers.Request, head, tail string) {
 	t.Helper()
 	big := make([]byte, 0, len(head)+sse.DefaultMaxLine+len(tail)+1)

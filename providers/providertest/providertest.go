@@ -4,7 +4,8 @@
 // replays a recorded stream, a stable text form of a stream's events for
 // golden files, and a check that no goroutine outlives a stream.
 //
-// Imports: the standard library, agent/providers. Only tests import it.
+// Imports: the standard library, agent/providers and agent/internal/sse.
+// Only tests import it.
 package providertest
 
 import (

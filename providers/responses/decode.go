@@ -18,11 +18,11 @@ import (
 // the item's output_index, unique within one response.
 //
 // A reasoning item ends with one EventReasoningDelta whose Redacted holds
-// the whole item as the API sent it (with its encrypted content when it
-// was asked for): the provider sends it back unchanged on the next turn
-// (seed §2.3 includeEncryptedReasoning). It does no I/O and is not safe
-// for concurrent use; events are read with a pull scanner, as this is the
-// hot path.
+// the whole item as the API sent it (with its encrypted content when it was
+// asked for): the provider sends it back unchanged on the next turn
+// (includeEncryptedReasoning; docs/providers.md, "responses
+// (`providers/responses`)"). It does no I/O and is not safe for concurrent
+// use; events are read with a pull scanner, as this is the hot path.
 type Decoder struct {
 	sc       jsonscan.Scanner
 	e        event

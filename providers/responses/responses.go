@@ -1,11 +1,12 @@
 // Package responses is the provider of the responses API surface
-// (seed-providers.md §1, §2.3): ResponsesProvider speaks either the
-// responses API (input items, output items streamed as semantic events,
-// reasoning items passed back unchanged, hosted web tools) or, through
-// providers/chatcompat, the chat-completions API of the same vendor and of
-// every compatible endpoint. Which one follows seed §2.3: the responses API
-// for the official endpoint, chat completions when a base URL is given,
-// unless apiSurface says otherwise.
+// (docs/providers.md, "responses (`providers/responses`)"):
+// ResponsesProvider speaks either the responses API (input items, output
+// items streamed as semantic events, reasoning items passed back unchanged,
+// hosted web tools) or, through providers/chatcompat, the chat-completions
+// API of the same vendor and of every compatible endpoint. Which one
+// follows the default surface rule: the responses API for the official
+// endpoint, chat completions when a base URL is given, unless apiSurface
+// says otherwise.
 //
 // Imports: the standard library, agent/providers, agent/providers/chatcompat
 // and agent/internal/*.
@@ -30,10 +31,11 @@ import (
 const KeyEnv = "RESPONSES_API_KEY"
 
 // OfficialBaseURL is the vendor's endpoint, used when BaseURL is empty. It
-// includes the version path (cli.md, "What --base-url names").
+// includes the version path (docs/providers.md, "Endpoint paths and masked
+// URLs").
 const OfficialBaseURL = "https://api.openai.com/v1"
 
-// Surface is an API surface of the provider (seed §2.3 apiSurface).
+// Surface is an API surface of the provider (the apiSurface option).
 type Surface string
 
 // Surfaces; "" applies the default rule.
@@ -42,7 +44,7 @@ const (
 	SurfaceChatCompletions Surface = "chat-completions"
 )
 
-// Format is a response format (seed §2.3 responseFormat).
+// Format is a response format (the responseFormat option).
 type Format string
 
 // Response formats; "" leaves the format to each request.
@@ -61,9 +63,9 @@ type JSONSchema struct {
 	Strict      bool            // strict schema adherence
 }
 
-// Reasoning are the reasoning options of seed §2.3 (responses surface;
-// on chat completions only Effort applies, as reasoning_effort). The
-// values the seed leaves open (§2.8) are those the API documents.
+// Reasoning are the reasoning options (the reasoning option; responses
+// surface; on chat completions only Effort applies, as reasoning_effort).
+// The values the specification leaves open are those the API documents.
 type Reasoning struct {
 	// Effort: none, minimal, low, medium, high or xhigh; "" is the
 	// model's default. Request.Effort wins (max is sent as xhigh).
@@ -72,20 +74,20 @@ type Reasoning struct {
 	Summary string
 }
 
-// NativeWebTools are the vendor's hosted web tools (seed §2.3). The
-// hosted search tool also opens and reads pages, so WebFetch asks for the
-// same tool. Refused on a custom endpoint.
+// NativeWebTools are the vendor's hosted web tools (the nativeWebTools
+// option). The hosted search tool also opens and reads pages, so WebFetch
+// asks for the same tool. Refused on a custom endpoint.
 type NativeWebTools struct {
 	WebSearch bool
 	WebFetch  bool
 }
 
-// Options are the options of seed §2.3 (client, executor, logger and
-// payloadLogger as Go values), plus Header. The zero value of each field
-// is its default.
+// Options are the provider's options (docs/providers.md, "responses
+// (`providers/responses`)"; client, executor, logger and payloadLogger as
+// Go values), plus Header. The zero value of each field is its default.
 type Options struct {
-	// APIKey is required unless Client is given (seed §5); it is sent as a
-	// bearer token.
+	// APIKey is required unless Client is given (docs/providers.md, "Shared
+	// plumbing"); it is sent as a bearer token.
 	APIKey string
 	// Client is a pre-built client; it adds its own credentials when
 	// APIKey is empty.
@@ -98,10 +100,11 @@ type Options struct {
 	// DefaultModel is used when a request names none.
 	DefaultModel string
 	// Timeout is the first-byte deadline and idle watchdog of
-	// decisions.md §5; zero means providers.DefaultTimeout.
+	// docs/providers.md, "Deadlines and retries"; zero means
+	// providers.DefaultTimeout.
 	Timeout time.Duration
 	// APISurface: "" means responses for the official endpoint and chat
-	// completions when BaseURL is set (seed §2.3).
+	// completions when BaseURL is set (the default surface rule).
 	APISurface Surface
 	// ResponseFormat and JSONSchema apply to requests that name no
 	// format of their own.

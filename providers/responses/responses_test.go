@@ -44,8 +44,9 @@ func TestFixtures(t *testing.T) {
 	})
 }
 
-// The default surface rule of seed §2.3, and the refusals of options an
-// endpoint cannot honour, before any request.
+// The default surface rule (docs/providers.md, "responses
+// (`providers/responses`)"), and the refusals of options an endpoint cannot
+// honour, before any request.
 func TestSurfaceRule(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -135,7 +136,7 @@ func collect(t *testing.T, p *Provider, req *providers.Request) *providers.Colle
 
 // Encrypted reasoning items are asked for and go back unchanged, before the
 // function calls they preceded, so that the conversation continues without
-// stored state (seed §2.3 includeEncryptedReasoning).
+// stored state (includeEncryptedReasoning).
 func TestEncryptedReasoningRoundTrip(t *testing.T) {
 	data, _ := os.ReadFile("testdata/reasoning_tools.sse")
 	ex := pt.NewReplay(pt.Stream(data))
@@ -271,8 +272,8 @@ func TestRequestBodies(t *testing.T) {
 	}
 }
 
-// Errors are typed and retried as decisions.md §5 says: transient ones
-// while nothing has reached the caller.
+// Errors are typed and retried as docs/providers.md, "Deadlines and
+// retries", says: transient ones while nothing has reached the caller.
 func TestErrorsAndRetries(t *testing.T) {
 	ok, _ := os.ReadFile("testdata/text.sse")
 	failed, _ := os.ReadFile("testdata/failed.sse")

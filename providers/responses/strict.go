@@ -12,11 +12,12 @@ import (
 // from MCP servers, which are outside input.
 const maxSchemaDepth = 64
 
-// StrictSchema rewrites a tool's JSON Schema for strict mode (seed §2.3
-// strictTools): strict function calling accepts only object schemas in
-// which every property is listed in "required" and no other property is
-// allowed. So every object schema, at any depth (properties, items,
-// prefixItems, anyOf/oneOf/allOf, $defs/definitions), gets all its
+// StrictSchema rewrites a tool's JSON Schema for strict mode (the
+// strictTools option; docs/providers.md, "responses
+// (`providers/responses`)"): strict function calling accepts only object
+// schemas in which every property is listed in "required" and no other
+// property is allowed. So every object schema, at any depth (properties,
+// items, prefixItems, anyOf/oneOf/allOf, $defs/definitions), gets all its
 // properties required and "additionalProperties": false; a property that
 // was optional becomes nullable, so that the model can still leave it out
 // by sending null. An empty schema is the empty object. Keywords strict

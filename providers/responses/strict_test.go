@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Table of strict-mode rewrites (seed §2.3 strictTools): every property
+// Table of strict-mode rewrites (the strictTools option): every property
 // required, optional ones nullable, no additional properties, at every
 // depth; numbers and unknown keywords kept as written.
 func TestStrictSchema(t *testing.T) {

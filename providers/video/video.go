@@ -1,9 +1,9 @@
-// Package video is the video-generation provider of seed-providers.md §1
-// (the seed's VideoProvider implementing IVideoGenerationProvider):
-// CreateVideo submits a generation task to the video-generation cloud's
-// task API, GetVideoJob reads a task's state and result, CancelVideoJob
-// cancels a task still in the queue. It is not a chat provider and does
-// not implement providers.Provider.
+// Package video is the video-generation provider (docs/providers.md, "video
+// (`providers/video`)"; the specification's VideoProvider implementing
+// IVideoGenerationProvider): CreateVideo submits a generation task to the
+// video-generation cloud's task API, GetVideoJob reads a task's state and
+// result, CancelVideoJob cancels a task still in the queue. It is not a
+// chat provider and does not implement providers.Provider.
 //
 // The wire format is the cloud's asynchronous task API: a task is created
 // with POST {base}/api/v1/services/aigc/video-generation/video-synthesis
@@ -34,8 +34,9 @@ import (
 // KeyEnv is the environment variable the key is conventionally read from.
 const KeyEnv = "VIDEO_API_KEY"
 
-// DefaultBaseURL is the cloud's API root (the international endpoint of
-// the regional cloud, decisions.md §5), used when BaseURL is empty.
+// DefaultBaseURL is the cloud's API root (the international endpoint of the
+// regional cloud, docs/providers.md, "video (`providers/video`)"), used
+// when BaseURL is empty.
 const DefaultBaseURL = "https://dashscope-intl.aliyuncs.com"
 
 // DefaultModel is used when neither the request nor the options name one.
@@ -333,9 +334,9 @@ func parseTime(s string) time.Time {
 // maxBody bounds a response read.
 const maxBody = 1 << 20
 
-// do sends one call, retrying as decisions.md §5 allows
-// (providers.RetryWait) when retry says the failure may be retried, and
-// decodes the JSON answer.
+// do sends one call, retrying as docs/providers.md, "Deadlines and
+// retries", allows (providers.RetryWait) when retry says the failure may be
+// retried, and decodes the JSON answer.
 func (p *Provider) do(ctx context.Context, op, method, path string, body []byte, retry func(*Error) bool) (*wireResponse, error) {
 	for attempt := 1; ; attempt++ {
 		r, err := p.once(ctx, op, method, path, body)
@@ -360,8 +361,8 @@ func (p *Provider) do(ctx context.Context, op, method, path string, body []byte,
 	}
 }
 
-// retryable: the transient failures of decisions.md §5, never a job the
-// service does not know or cannot cancel.
+// retryable: the transient failures of docs/providers.md, "Deadlines and
+// retries", never a job the service does not know or cannot cancel.
 func retryable(e *Error) bool {
 	if e.Kind == ErrJobNotCancellable || e.Kind == ErrJobNotFound {
 		return false
@@ -410,7 +411,8 @@ func (p *Provider) once(ctx context.Context, op, method, path string, body []byt
 		if actx.Err() != nil {
 			return nil, &Error{Provider: "video", Kind: providers.ErrTimeout, Op: op, Err: errNoResponse}
 		}
-		// The error quotes the URL, which may hold a key (decisions.md §2).
+		// The error quotes the URL, which may hold a key
+		// (docs/providers.md, "Endpoint paths and masked URLs").
 		return nil, &Error{Provider: "video", Kind: providers.ErrUpstream, Op: op, Err: providers.MaskURLError(err, target)}
 	}
 	defer resp.Body.Close()

@@ -196,9 +196,9 @@ func TestRefusedBeforeSending(t *testing.T) {
 	}
 }
 
-// Errors are typed; reads and cancels are retried as decisions.md §5
-// says, a create only when it was refused (429): anything else may have
-// created a task.
+// Errors are typed; reads and cancels are retried as docs/providers.md,
+// "Deadlines and retries", says, a create only when it was refused (429):
+// anything else may have created a task.
 func TestErrorsAndRetries(t *testing.T) {
 	ok := `{"request_id":"r","output":{"task_id":"t1","task_status":"RUNNING"}}`
 	created := `{"request_id":"r","output":{"task_id":"t1","task_status":"PENDING"}}`
@@ -315,7 +315,8 @@ func (refusing) RoundTrip(*http.Request) (*http.Response, error) {
 }
 
 // The task paths go before the base URL's query, which is sent; an error
-// shows the URL masked (decisions.md §2).
+// shows the URL masked (docs/providers.md, "Endpoint paths and masked
+// URLs").
 func TestBaseURLQueryIsSentButNeverShown(t *testing.T) {
 	var got string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -2,9 +2,11 @@
 // it reads and validates ~/.agent/keybindings.json, watches it while the UI
 // runs and hands over each valid change, keeps the last valid bindings when
 // the file turns invalid and reports its problems once, and creates the
-// sparse file for the /keybindings command (decisions.md §1.1).
+// sparse file for the /keybindings command (docs/reference/keybindings.md,
+// "Location and loading").
 //
-// Validation itself is pure and lives in tui/keys (docs/design.md).
+// Validation itself is pure and lives in tui/keys (docs/design.md, "The
+// keybindings file lives in `tui/keys` and `tui/keymap`, not `config`").
 //
 // Imports: the standard library, agent/tui/keys and agent/internal/*.
 package keymap
@@ -33,7 +35,8 @@ const FileName = "keybindings.json"
 // pretending to be a fetchable address.
 const Schema = "urn:agent:keybindings:v1"
 
-// Template is exactly what Create writes (decisions.md §1.1).
+// Template is exactly what Create writes (docs/reference/keybindings.md,
+// "Location and loading").
 const Template = `{"$schema": "` + Schema + `", "version": 1, "bindings": {}}`
 
 // Path returns the overrides file under the home directory.
@@ -119,8 +122,9 @@ func readProblem(path string, err error) string {
 }
 
 // DefaultInterval is how often the watcher looks at the file: a valid
-// change applies within one interval and a problem is reported within
-// two (decisions.md §1.1: about 100 ms).
+// change applies within one interval and a problem is reported within two,
+// so both stay within about 100 ms (docs/reference/keybindings.md,
+// "Location and loading").
 const DefaultInterval = 40 * time.Millisecond
 
 // racyWindow: a file modified this recently may change again without its

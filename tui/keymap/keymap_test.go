@@ -122,7 +122,8 @@ func stroke(t *testing.T, s string) keys.Stroke {
 }
 
 // TestWatcher runs the watcher on a fake clock: each change must arrive
-// within 100 ms (decisions.md §1.1), and nothing may arrive twice.
+// within 100 ms (docs/reference/keybindings.md, "Location and loading" and
+// "Differences from the specification"), and nothing may arrive twice.
 func TestWatcher(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()

@@ -6,7 +6,7 @@ import (
 )
 
 // ChordTimeout is how long the second stroke of a chord may take
-// (decisions.md §1.2).
+// (docs/reference/keybindings.md, "Chords").
 const ChordTimeout = 1000 * time.Millisecond
 
 // Outcome says what a stroke did in the Matcher.
@@ -35,11 +35,12 @@ type Match struct {
 	Context Context // the context that had the binding (Matched, Started)
 }
 
-// Matcher resolves strokes to actions, chords included (decisions.md
-// §1.2: the second stroke within 1000 ms; Escape cancels a pending chord).
-// It is a pure state machine: the caller passes the time of each stroke,
-// and arms a timer for Deadline to call Expire. Not safe for concurrent
-// use; the zero value uses the default keymap.
+// Matcher resolves strokes to actions, chords included
+// (docs/reference/keybindings.md, "Chords": the second stroke within 1000
+// ms; Escape cancels a pending chord). It is a pure state machine: the
+// caller passes the time of each stroke, and arms a timer for Deadline to
+// call Expire. Not safe for concurrent use; the zero value uses the default
+// keymap.
 type Matcher struct {
 	km      *Keymap
 	pending bool
@@ -87,8 +88,8 @@ func (m *Matcher) Press(now time.Time, s Stroke, contexts ...Context) Match {
 			case escapeStroke:
 				return Match{Outcome: Cancelled, Context: m.ctx}
 			case ctrlC:
-				// Reserved for interrupt (decisions.md §1.3): never
-				// swallowed by a chord.
+				// Reserved for interrupt (docs/reference/keybindings.md,
+				// "Chords"): never swallowed by a chord.
 				return Match{Outcome: Unbound}
 			}
 			if a, ok := km.LookupChord(m.ctx, m.first, s); ok {

@@ -3,7 +3,7 @@ package keys
 import "strconv"
 
 // Context is a screen or widget of the terminal UI that has its own
-// bindings (seed-keybindings.md §2.3, decisions.md §1.6).
+// bindings (docs/reference/keybindings.md, "Contexts").
 type Context uint8
 
 // The contexts, in the order of the seed's table.
@@ -37,7 +37,8 @@ const NumContexts = int(numContexts)
 // it. The same name may exist in several contexts (previous, next).
 type Action string
 
-// The actions of seed-keybindings.md §2.3.
+// The actions of the contexts (docs/reference/keybindings.md, "Defaults",
+// lists every action with its keys).
 const (
 	ActOpenWorkspaceSwitcher Action = "open-workspace-switcher"
 	ActAbort                 Action = "abort"
@@ -80,19 +81,19 @@ const (
 
 type actionSpec struct {
 	action Action
-	keys   []string // default key strings (decisions.md §1.5)
+	keys   []string // default key strings (docs/reference/keybindings.md, "Defaults")
 }
 
 type contextSpec struct {
 	name      string
-	textEntry bool // decisions.md §1.3: chords may not begin with a typing key
+	textEntry bool // chords may not begin with a typing key (docs/reference/keybindings.md, "Validity rules")
 	actions   []actionSpec
 }
 
 func a(action Action, keys ...string) actionSpec { return actionSpec{action, keys} }
 
-// spec is the seed's table of contexts and actions (§2.3) with the
-// defaults of decisions.md §1.5.
+// spec is the table of contexts and actions with their default keys
+// (docs/reference/keybindings.md, "Contexts" and "Defaults").
 var spec = [numContexts]contextSpec{
 	App:              {"app", false, []actionSpec{a(ActOpenWorkspaceSwitcher, "ctrl+b")}},
 	Thinking:         {"thinking", false, []actionSpec{a(ActAbort, "escape")}},
@@ -116,8 +117,9 @@ var spec = [numContexts]contextSpec{
 		a(ActPrevious, "left", "up"), a(ActNext, "right", "down"), a(ActConfirm, "enter"),
 		a(ActChooseYes, "y"), a(ActChooseNo, "n"),
 	}},
-	// Escape does nothing in the permission prompt, on purpose (§1.5): a
-	// reflexive Escape must not answer a permission question.
+	// Escape does nothing in the permission prompt, on purpose
+	// (docs/reference/keybindings.md, "Defaults"): a reflexive Escape must
+	// not answer a permission question.
 	PermissionPrompt: {"permission-prompt", false, []actionSpec{
 		a(ActPrevious, "left", "up"), a(ActNext, "right", "down"), a(ActConfirm, "enter"),
 		a(ActAllowOnce, "y"), a(ActAllowSession, "s", "a"), a(ActAllowProject, "p"), a(ActDeny, "n", "d"),

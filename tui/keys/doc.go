@@ -4,12 +4,14 @@
 //   - Decoder: bytes read from the terminal to Events (keys, pastes and the
 //     terminal's replies), for xterm/VT, rxvt, the Linux console and the
 //     kitty keyboard protocol, with every pending byte bounded.
-//   - Stroke and Sequence: one key with modifiers, and one stroke or a chord
-//     of two (decisions.md §1.2), parsed from key strings, printed in
-//     canonical form by String and in display form for footer hints.
-//   - ParseFile: the keybindings overrides file (seed-keybindings.md §2,
-//     decisions.md §1.3–1.5) validated into a Keymap plus every Problem with
-//     its JSONPath.
+//   - Stroke and Sequence: one key with modifiers, and one stroke or a
+//     chord of two (docs/reference/keybindings.md, "Key strings"), parsed
+//     from key strings, printed in canonical form by String and in display
+//     form for footer hints.
+//   - ParseFile: the keybindings overrides file
+//     (docs/reference/keybindings.md, "File format", "Validity rules" and
+//     "Defaults") validated into a Keymap plus every Problem with its
+//     JSONPath.
 //   - Keymap: the resolved bindings per context, and Matcher: the chord state
 //     machine (1000 ms, Escape cancels) with the clock passed in.
 //
@@ -17,6 +19,8 @@
 // Reading the tty lives in tui/term, loading and watching the file in
 // tui/keymap.
 //
-// Imports: the standard library and agent/internal/strictjson only; never
-// os, syscall or net (architecture.md, import direction; docs/design.md).
+// Imports: the standard library, agent/internal/strictjson and
+// agent/internal/quote only; never os, syscall or net (README.md, "A walk
+// through the code"; docs/design.md, "Pure leaves may import
+// `internal/strictjson` and `internal/quote`").
 package keys

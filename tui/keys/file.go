@@ -40,7 +40,8 @@ func (p Problem) String() string {
 	return string(p.Path) + ": " + p.Msg
 }
 
-// Format returns the line shown to the user (decisions.md §1.1, cli.md):
+// Format returns the line shown to the user (docs/reference/keybindings.md,
+// "Location and loading"; docs/reference/cli.md, "Keybindings check"):
 // "FILE: JSONPATH: message".
 func (p Problem) Format(file string) string { return file + ": " + p.String() }
 
@@ -49,11 +50,12 @@ func HasErrors(problems []Problem) bool {
 	return slices.ContainsFunc(problems, func(p Problem) bool { return !p.Warning })
 }
 
-// ParseFile validates a keybindings overrides file (seed-keybindings.md §2,
-// decisions.md §1.2–1.3) and applies it on top of the defaults (§1.4–1.5).
-// It returns every problem in document order; the keymap is nil when any
-// of them is an error, and the resolved bindings otherwise (warnings do not
-// prevent it).
+// ParseFile validates a keybindings overrides file
+// (docs/reference/keybindings.md, "File format", "Key strings" and
+// "Validity rules") and applies it on top of the defaults ("Meaning of a
+// binding" and "Defaults"). It returns every problem in document order; the
+// keymap is nil when any of them is an error, and the resolved bindings
+// otherwise (warnings do not prevent it).
 func ParseFile(data []byte) (*Keymap, []Problem) {
 	v := &validator{}
 	root, err := strictjson.Parse(data, strictjson.Options{MaxBytes: MaxFileSize})
@@ -114,7 +116,8 @@ func article(k strictjson.Kind) string {
 	return "a " + k.String()
 }
 
-// file checks the top-level object (seed §2.1, §2.4 rule 1).
+// file checks the top-level object (docs/reference/keybindings.md, "File
+// format").
 func (v *validator) file(root *strictjson.Value) {
 	if root.Kind != strictjson.Object {
 		v.errorf(root, strictjson.Root, "expected a JSON object with version and bindings, found %s", article(root.Kind))
@@ -152,9 +155,10 @@ func (v *validator) file(root *strictjson.Value) {
 	}
 }
 
-// isOne reports whether a JSON number equals 1 exactly (seed §2.1: the
-// constant 1), in any spelling: 1, 1.0, 1e0, 0.1e1, 10E-1. Exactly, not as
-// a float64: 1.0000000000000001 rounds to 1 but is not 1.
+// isOne reports whether a JSON number equals 1 exactly
+// (docs/reference/keybindings.md, "File format": the number 1), in any
+// spelling: 1, 1.0, 1e0, 0.1e1, 10E-1. Exactly, not as a float64:
+// 1.0000000000000001 rounds to 1 but is not 1.
 func isOne(num string) bool {
 	mant, exp, _ := strings.Cut(strings.ToLower(num), "e")
 	if strings.HasPrefix(mant, "-") {
@@ -206,8 +210,9 @@ func (v *validator) bindings(val *strictjson.Value, path strictjson.Path) {
 	}
 }
 
-// binding checks one action's value (seed §2.2): a non-empty string, a
-// non-empty array of unique non-empty strings, or null.
+// binding checks one action's value (docs/reference/keybindings.md, "File
+// format"): a non-empty string, a non-empty array of unique non-empty
+// strings, or null.
 func (v *validator) binding(c Context, idx int, val *strictjson.Value, path strictjson.Path) {
 	if v.set[c] == nil {
 		v.set[c] = make(map[int]bool)
@@ -215,7 +220,8 @@ func (v *validator) binding(c Context, idx int, val *strictjson.Value, path stri
 	v.set[c][idx] = true
 	switch val.Kind {
 	case strictjson.Null:
-		// Unbinds the action (decisions.md §1.4).
+		// Unbinds the action (docs/reference/keybindings.md, "Meaning of a
+		// binding").
 	case strictjson.String:
 		if val.Str == "" {
 			v.errorf(val, path, "empty key string (to unbind the action use null)")
@@ -265,8 +271,9 @@ func (v *validator) binding(c Context, idx int, val *strictjson.Value, path stri
 
 var ctrlB = Stroke{Key: 'b', Mod: ModCtrl}
 
-// key checks one key string against the rules of decisions.md §1.2–1.3
-// that concern it alone and returns it when it passes.
+// key checks one key string against the rules of
+// docs/reference/keybindings.md, "Key strings" and "Validity rules", that
+// concern it alone and returns it when it passes.
 func (v *validator) key(c Context, idx int, val *strictjson.Value, path strictjson.Path) (item, bool) {
 	q, err := ParseSequence(val.Str)
 	if err != nil {
@@ -313,11 +320,11 @@ func (v *validator) key(c Context, idx int, val *strictjson.Value, path strictjs
 	return item{seq: q, raw: val.Str, path: path, action: idx, line: val.Line, col: val.Col}, true
 }
 
-// resolve applies the overrides on top of the defaults and checks the
-// rules that concern a whole context (decisions.md §1.3): one key sequence
-// per action, and no stroke both alone and as the start of a chord. The
-// defaults obey both, so every conflict involves an override, reported at
-// that override.
+// resolve applies the overrides on top of the defaults and checks the rules
+// that concern a whole context (docs/reference/keybindings.md, "Validity
+// rules"): one key sequence per action, and no stroke both alone and as the
+// start of a chord. The defaults obey both, so every conflict involves an
+// override, reported at that override.
 func (v *validator) resolve() *[numContexts][][]Sequence {
 	bound := new([numContexts][][]Sequence)
 	for c := range numContexts {
@@ -445,8 +452,9 @@ func editDistance(a, b string, limit int) int {
 // well-formed JSON whose only trouble is duplicate keys or unpaired
 // surrogate escapes, it parses the document again keeping the duplicates,
 // reports each of those problems at its JSONPath and returns the tree, so
-// that the other problems are reported too (decisions.md §1.3: every
-// problem). Anything else is reported as strictjson found it.
+// that the other problems are reported too (docs/reference/keybindings.md,
+// "Validity rules": every problem). Anything else is reported as strictjson
+// found it.
 func (v *validator) recover(data []byte, err error) *strictjson.Value {
 	var se *strictjson.SyntaxError
 	if errors.As(err, &se) && utf8.Valid(data) {

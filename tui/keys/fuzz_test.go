@@ -122,7 +122,8 @@ func FuzzParseFile(f *testing.F) {
 			return
 		}
 		// Every bound key resolves to its action, and no single stroke is
-		// also a chord prefix (decisions.md §1.3).
+		// also a chord prefix (docs/reference/keybindings.md, "Validity
+		// rules").
 		for c := range Context(NumContexts) {
 			for _, a := range c.Actions() {
 				for _, q := range km.Keys(c, a) {

@@ -10,9 +10,9 @@ import (
 // Mod is a set of modifiers.
 type Mod uint8
 
-// The modifiers, in their canonical order (decisions.md §1.2). Terminals
-// report super, hyper and meta; all three are ModMeta here, which the key
-// strings name meta, cmd or command.
+// The modifiers, in their canonical order (docs/reference/keybindings.md,
+// "Key strings"). Terminals report super, hyper and meta; all three are
+// ModMeta here, which the key strings name meta, cmd or command.
 const (
 	ModCtrl Mod = 1 << iota
 	ModAlt
@@ -24,9 +24,9 @@ const (
 // sit above the Unicode range so that no character can equal them.
 type Key rune
 
-// The named keys of decisions.md §1.2. KeySpace is the character ' '.
-// KeyInsert is decoded from the terminal but has no key-string name, so it
-// cannot be bound.
+// The named keys of docs/reference/keybindings.md, "Key strings". KeySpace
+// is the character ' '. KeyInsert is decoded from the terminal but has no
+// key-string name, so it cannot be bound.
 const (
 	KeySpace Key = ' '
 
@@ -70,7 +70,8 @@ var named = [keyLast - KeyEnter][2]string{
 }
 
 // keyNames maps every accepted key name (lower case) to its key, aliases
-// included (decisions.md §1.2). "insert" is absent on purpose.
+// included (docs/reference/keybindings.md, "Key strings"). "insert" is
+// absent on purpose.
 var keyNames = func() map[string]Key {
 	m := map[string]Key{"return": KeyEnter, "esc": KeyEscape, "space": KeySpace, "plus": '+'}
 	for k := KeyEnter; k < keyLast; k++ {
@@ -115,11 +116,11 @@ type Stroke struct {
 	Mod Mod
 }
 
-// Canonical applies the equivalences of decisions.md §1.2: an upper-case
-// letter is shift plus the lower-case letter, and the terminal
-// equivalences ctrl+m = enter, ctrl+i = tab, ctrl+[ = escape (a legacy
-// terminal sends the same byte for both, so they cannot be told apart).
-// Other modifiers are kept: ctrl+alt+m is alt+enter.
+// Canonical applies the equivalences of docs/reference/keybindings.md, "Key
+// strings": an upper-case letter is shift plus the lower-case letter, and
+// the terminal equivalences ctrl+m = enter, ctrl+i = tab, ctrl+[ = escape
+// (a legacy terminal sends the same byte for both, so they cannot be told
+// apart). Other modifiers are kept: ctrl+alt+m is alt+enter.
 func (s Stroke) Canonical() Stroke { return s.shiftCase().terminal() }
 
 // shiftCase writes an upper-case letter as shift plus the lower-case one.
@@ -147,9 +148,9 @@ func (s Stroke) terminal() Stroke {
 	return s
 }
 
-// Types reports whether the stroke types text: a character or space with
-// no modifier but shift. Decisions.md §1.3 forbids such a stroke at the
-// start of a chord in the text-entry contexts.
+// Types reports whether the stroke types text: a character or space with no
+// modifier but shift. Such a stroke may not start a chord in the text-entry
+// contexts (docs/reference/keybindings.md, "Validity rules").
 func (s Stroke) Types() bool {
 	return s.Mod&^ModShift == 0 && !s.Key.IsNamed() && s.Key > 0
 }
@@ -174,9 +175,10 @@ func (s Stroke) appendString(b *strings.Builder) {
 	b.WriteString(s.Key.String())
 }
 
-// Display returns the form shown in footer hints (decisions.md §1.4):
-// Ctrl+R, Esc, ↑, Shift+Tab. A letter is upper case when a modifier is
-// held and as typed otherwise (y, n).
+// Display returns the form shown in footer hints
+// (docs/reference/keybindings.md, "Key strings"): Ctrl+R, Esc, ↑,
+// Shift+Tab. A letter is upper case when a modifier is held and as typed
+// otherwise (y, n).
 func (s Stroke) Display() string {
 	var b strings.Builder
 	s.appendDisplay(&b)
@@ -208,9 +210,9 @@ func (s Stroke) appendDisplay(b *strings.Builder) {
 	}
 }
 
-// Sequence is what one key string names: a single stroke, or a chord of
-// two strokes when Second is set (decisions.md §1.2). The zero Stroke is
-// "none". Sequences compare with ==.
+// Sequence is what one key string names: a single stroke, or a chord of two
+// strokes when Second is set (docs/reference/keybindings.md, "Key
+// strings"). The zero Stroke is "none". Sequences compare with ==.
 type Sequence struct {
 	First, Second Stroke
 }
@@ -255,7 +257,8 @@ func (e *KeyError) Error() string {
 const maxKeyString = 256
 
 // ParseSequence parses a key string: one stroke, or two separated by a
-// single space (decisions.md §1.2). The result is canonical.
+// single space (docs/reference/keybindings.md, "Key strings"). The result
+// is canonical.
 func ParseSequence(s string) (Sequence, error) {
 	q, err := parseWritten(s)
 	if err != nil {

@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// keyStringCases: one row per rule of decisions.md §1.2. want is the
-// canonical String(), display the footer form; err a fragment of the error.
+// keyStringCases: one row per rule of docs/reference/keybindings.md, "Key
+// strings". want is the canonical String(), display the footer form; err a
+// fragment of the error.
 var keyStringCases = []struct {
 	in, want, display, err string
 }{

@@ -6,8 +6,9 @@ import (
 )
 
 // Keymap is the resolved bindings of every context: the defaults with the
-// file's overrides applied (decisions.md §1.4). It is immutable and safe
-// for concurrent use; a new file yields a new Keymap.
+// file's overrides applied (docs/reference/keybindings.md, "Meaning of a
+// binding"). It is immutable and safe for concurrent use; a new file yields
+// a new Keymap.
 type Keymap struct {
 	ctx [numContexts]ctxMap
 }
@@ -20,9 +21,10 @@ type ctxMap struct {
 	hints  []string            // by action index: the display form
 }
 
-// newKeymap builds a keymap from each context's keys per action index.
-// The keys must already satisfy the rules of decisions.md §1.3 (ParseFile
-// checks them; the defaults satisfy them by test).
+// newKeymap builds a keymap from each context's keys per action index. The
+// keys must already satisfy the rules of docs/reference/keybindings.md,
+// "Validity rules" (ParseFile checks them; the defaults satisfy them by
+// test).
 func newKeymap(bound *[numContexts][][]Sequence) *Keymap {
 	m := &Keymap{}
 	for c := range numContexts {
@@ -85,8 +87,8 @@ func loadDefaults() {
 	defaultMap = newKeymap(&defaultKeys)
 }
 
-// Defaults returns the keymap of decisions.md §1.5, in force when there is
-// no overrides file.
+// Defaults returns the keymap of docs/reference/keybindings.md, "Defaults",
+// in force when there is no overrides file.
 func Defaults() *Keymap {
 	defaultsOnce.Do(loadDefaults)
 	return defaultMap
@@ -139,8 +141,8 @@ func (m *Keymap) Keys(c Context, a Action) []Sequence {
 }
 
 // Hint returns the display form of an action's keys for the footer
-// (decisions.md §1.4): alternatives joined with "/", "" when the action is
-// unbound, which hides its hint.
+// (docs/reference/keybindings.md, "Meaning of a binding"): alternatives
+// joined with "/", "" when the action is unbound, which hides its hint.
 func (m *Keymap) Hint(c Context, a Action) string {
 	i := c.actionIndex(a)
 	if i < 0 {

@@ -26,9 +26,10 @@ func mustFile(t testing.TB, src string) *Keymap {
 	return km
 }
 
-// TestDefaultsTable checks the defaults against decisions.md §1.5 through
-// lookups, and that they obey the rules of §1.3: a file restating every
-// default is valid, warning-free, and resolves to the same bindings.
+// TestDefaultsTable checks the defaults against
+// docs/reference/keybindings.md, "Defaults", through lookups, and that they
+// obey its "Validity rules": a file restating every default is valid,
+// warning-free, and resolves to the same bindings.
 func TestDefaultsTable(t *testing.T) {
 	km := Defaults()
 	for _, c := range []struct {
@@ -266,8 +267,9 @@ func TestMatcherTimerAndContextChange(t *testing.T) {
 	}
 }
 
-// seedActions is seed-keybindings.md §2.3, row by row, as the seed writes
-// it.
+// seedActions is the specification's table of contexts and their actions,
+// row by row, as written there (the same actions, with their keys, are in
+// docs/reference/keybindings.md, "Defaults").
 var seedActions = [][2]string{
 	{"app", "open-workspace-switcher"},
 	{"thinking", "abort"},
@@ -290,9 +292,8 @@ var seedActions = [][2]string{
 	{"theme-picker", "previous, next, select, toggle-syntax, toggle-motion, cancel"},
 }
 
-// decisionsDefaults is decisions.md §1.5, row by row, as the decisions
-// write it; only text-input's "cursor-left/right/up/down: the arrows" is
-// spelled out.
+// decisionsDefaults is the table of default keys of
+// docs/reference/keybindings.md, "Defaults", row by row, as written there.
 var decisionsDefaults = map[string]string{
 	"app":                "open-workspace-switcher: ctrl+b",
 	"thinking":           "abort: escape",
@@ -317,7 +318,8 @@ var decisionsDefaults = map[string]string{
 
 // TestSpecTables compares the contexts, their actions and every default
 // key, entry by entry and in order, with the two tables above: the
-// seed's §2.3 and decisions.md §1.5.
+// specification's contexts and actions, and the defaults of
+// docs/reference/keybindings.md.
 func TestSpecTables(t *testing.T) {
 	if len(seedActions) != NumContexts || len(decisionsDefaults) != NumContexts {
 		t.Fatalf("%d contexts; the seed lists %d, the decisions %d", NumContexts, len(seedActions), len(decisionsDefaults))

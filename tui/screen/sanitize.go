@@ -6,13 +6,13 @@ import (
 )
 
 // Sanitize makes outside text (from models, tools, servers, files) safe to
-// show (architecture.md, house style 6): it removes ESC and every other C0
-// control but tab and newline, DEL and the C1 controls (U+0080–U+009F),
-// turns CR LF into LF and a lone CR into LF (a CR would move the cursor
-// back over what is already drawn), replaces invalid UTF-8 with U+FFFD,
-// and neutralises the bidi embeddings, overrides and isolates (U+202A–
-// U+202E, U+2066–U+2069) by removing them, so that text cannot reorder
-// what the terminal shows around it. The result is valid UTF-8.
+// show (docs/reference/cli.md, "Output streams"): it removes ESC and every
+// other C0 control but tab and newline, DEL and the C1 controls
+// (U+0080–U+009F), turns CR LF into LF and a lone CR into LF (a CR would
+// move the cursor back over what is already drawn), replaces invalid UTF-8
+// with U+FFFD, and neutralises the bidi embeddings, overrides and isolates
+// (U+202A– U+202E, U+2066–U+2069) by removing them, so that text cannot
+// reorder what the terminal shows around it. The result is valid UTF-8.
 func Sanitize(s string) string {
 	if clean(s, true) {
 		return s

@@ -2,12 +2,13 @@ package screen
 
 import "strings"
 
-// A small hand-written highlighter for fenced code blocks (decisions.md
-// §1.6 theme-picker: syntax highlighting, toggled off with s). It works a
-// line at a time with no state between lines: a string or block comment
-// that spans lines is highlighted only on its first line. That is the
-// price of keeping a streaming answer's layout incremental, and the text
-// is never changed, only styled.
+// A small hand-written highlighter for fenced code blocks (the
+// theme-picker's syntax highlighting, toggled off with s;
+// docs/reference/keybindings.md, "Defaults"). It works a line at a time
+// with no state between lines: a string or block comment that spans lines
+// is highlighted only on its first line. That is the price of keeping a
+// streaming answer's layout incremental, and the text is never changed,
+// only styled.
 
 type syntaxLang struct {
 	keywords     map[string]bool

@@ -1,18 +1,19 @@
 // Package term is the terminal: whether a file is a terminal, and for the
-// interactive UI the tty itself (architecture.md, "The terminal
-// renderer"): /dev/tty opened for reading and writing, so that stdin can
-// still carry a piped prompt; raw mode entered and left through
-// SyscallConn().Control, never Fd(), which would put the file in blocking
-// mode and disable read deadlines; the window size and its changes
-// (SIGWINCH) as a channel; reads with a deadline, which tell a lone Escape
-// from the start of an escape sequence; the terminal modes the UI turns on
-// (alternate screen, bracketed paste, the kitty keyboard protocol); and a
-// Restore that undoes all of it, idempotent, for every exit path.
+// interactive UI the tty itself (README.md, "A walk through the code";
+// docs/reference/cli.md, "The interactive session"): /dev/tty opened for
+// reading and writing, so that stdin can still carry a piped prompt; raw
+// mode entered and left through SyscallConn().Control, never Fd(), which
+// would put the file in blocking mode and disable read deadlines; the
+// window size and its changes (SIGWINCH) as a channel; reads with a
+// deadline, which tell a lone Escape from the start of an escape sequence;
+// the terminal modes the UI turns on (alternate screen, bracketed paste,
+// the kitty keyboard protocol); and a Restore that undoes all of it,
+// idempotent, for every exit path.
 //
-// It is the only package that imports golang.org/x/term
-// (architecture.md, import direction).
+// It is the only package that imports golang.org/x/term (enforced by
+// deps_test.go).
 //
-// Imports: the standard library, golang.org/x/term and golang.org/x/sys.
+// Imports: the standard library and golang.org/x/term.
 package term
 
 import (
@@ -155,8 +156,9 @@ func (t *TTY) control(fn func(fd int) error) error {
 }
 
 // Raw puts the terminal in raw mode: no echo, no line editing, no signal
-// keys (Ctrl-C arrives as a byte, which the UI handles per decisions.md
-// §6), no output processing.
+// keys (Ctrl-C arrives as a byte, which the UI handles as
+// docs/reference/cli.md, "The interactive session", says), no output
+// processing.
 func (t *TTY) Raw() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
