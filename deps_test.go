@@ -146,7 +146,7 @@ func allowedImport(from, imp string, std bool) (bool, string) {
 	case under(from, "tui"):
 		return to == "agent" || under(to, "agent") || to == "config" || under(to, "internal") || (under(to, "tui") && to != "tui" && to != from), "tui imports agent, config, internal and tui/*"
 	}
-	return false, "package outside the layout of architecture.md"
+	return false, "package outside the layout of CONTRIBUTING.md, \"Import direction\""
 }
 
 // okProviderSibling: API-surface packages may reuse another surface's client

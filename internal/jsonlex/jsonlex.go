@@ -18,7 +18,7 @@
 // result. The small ones (Space, Literal, PlainString, Open, Next) are
 // inlined into the readers, so that the common token costs no call.
 //
-// Imports: standard library only (architecture.md, pure leaves).
+// Imports: standard library only (CONTRIBUTING.md, "Import direction").
 package jsonlex
 
 import (

@@ -1,5 +1,5 @@
 // Package jsonscan is a small pull scanner for JSON text, for decoders on
-// a hot path (the model providers' stream chunks, decisions.md §5) where
+// a hot path (the model providers' stream chunks, docs/providers.md) where
 // encoding/json's reflection costs more than the rest of the pipeline. The
 // caller walks the document it expects and skips the rest; strings without
 // escapes come back as substrings of the input, so a chunk decodes with
@@ -13,8 +13,8 @@
 // is not for security-relevant documents (use internal/strictjson):
 // duplicate keys are the caller's business.
 //
-// Imports: the standard library and internal/jsonlex (architecture.md,
-// pure leaves).
+// Imports: the standard library and internal/jsonlex (CONTRIBUTING.md,
+// "Import direction").
 package jsonscan
 
 import (

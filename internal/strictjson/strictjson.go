@@ -13,7 +13,7 @@
 // shares.
 //
 // Imports: the standard library, internal/jsonlex and internal/quote
-// (architecture.md, pure leaves; docs/design.md).
+// (CONTRIBUTING.md, "Import direction"; docs/design.md).
 package strictjson
 
 import (

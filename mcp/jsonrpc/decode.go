@@ -8,7 +8,8 @@ import (
 // Limits applied when options leave them at zero.
 const (
 	// DefaultMaxMessage bounds one message: a stdio line or an HTTP body
-	// (decisions.md §5 uses the same 16 MiB for stream lines).
+	// (docs/providers.md, "Shared plumbing": the same 16 MiB bounds a
+	// provider's stream lines).
 	DefaultMaxMessage = 16 << 20
 	// DefaultMaxDepth bounds the nesting of arrays and objects in a message.
 	DefaultMaxDepth = 256

@@ -5,7 +5,8 @@
 // It serves both ends of a connection (the MCP client and `agent mcp
 // serve`).
 //
-// Of the MCP revisions this project speaks (decisions.md §2), only
+// Of the MCP revisions this project speaks (docs/reference/mcp.md,
+// "Protocol revisions"), only
 // 2025-03-26 has JSON-RPC batches, and it requires a receiver to accept
 // them (basic/index "Batching"); 2024-11-05 did not define them, and
 // 2025-06-18 removed them, which 2025-11-25 and 2026-07-28 kept. Decoding
@@ -19,8 +20,8 @@
 // depth, and no repeated keys in any object, not even in another case.
 //
 // The package is pure: it does no I/O of its own beyond the io.Reader and
-// io.Writer it is given. Imports: standard library only (architecture.md,
-// pure leaves).
+// io.Writer it is given. Imports: the standard library, internal/jsonlex and internal/quote
+// (CONTRIBUTING.md, "Import direction").
 package jsonrpc
 
 import (
