@@ -284,27 +284,30 @@ func TestSymlinkTargets(t *testing.T) {
 		return read.Target(args)
 	}
 	for _, tc := range []struct {
+		name    string
 		path    string
 		real    string
 		outside bool
 	}{
-		{"escape/secret", outside + "/secret", true},
-		{"escape/new/file", outside + "/new/file", true},
-		{"dangling/x", outside + "/missing-dir/x", true},
-		{"dangling", outside + "/missing-dir", true},
-		{"inner/a.go", ws + "/real/a.go", false},
-		{"real/up/x", filepath.Dir(ws) + "/x", true},
-		{"a/../../x", filepath.Dir(ws) + "/x", true},
-		{ws + "/new/dir/f", ws + "/new/dir/f", false},
-		{".", ws, false},
+		{"link leading outside", "escape/secret", outside + "/secret", true},
+		{"new file under a link leading outside", "escape/new/file", outside + "/new/file", true},
+		{"under a dangling link", "dangling/x", outside + "/missing-dir/x", true},
+		{"dangling link itself", "dangling", outside + "/missing-dir", true},
+		{"link to a folder inside", "inner/a.go", ws + "/real/a.go", false},
+		{"link up past the workspace", "real/up/x", filepath.Dir(ws) + "/x", true},
+		{"dot-dot past the workspace", "a/../../x", filepath.Dir(ws) + "/x", true},
+		{"absolute path to new folders inside", ws + "/new/dir/f", ws + "/new/dir/f", false},
+		{"the workspace itself", ".", ws, false},
 	} {
-		tgt, err := target(tc.path)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.path, err)
-		}
-		if tgt.Value != tc.real || tgt.OutsideWorkspace != tc.outside {
-			t.Errorf("%s: %+v, want %s outside=%v", tc.path, tgt, tc.real, tc.outside)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			tgt, err := target(tc.path)
+			if err != nil {
+				t.Fatalf("%s: %v", tc.path, err)
+			}
+			if tgt.Value != tc.real || tgt.OutsideWorkspace != tc.outside {
+				t.Errorf("%s: %+v, want %s outside=%v", tc.path, tgt, tc.real, tc.outside)
+			}
+		})
 	}
 	if _, err := target(""); err == nil {
 		t.Error("empty path accepted")
@@ -421,40 +424,53 @@ func plainChecker(t *testing.T) *Checker {
 
 func TestSplitCommand(t *testing.T) {
 	for _, tc := range []struct {
+		name string
 		cmd  string
 		segs []string
 		subs bool
 	}{
-		{"go test ./...", []string{"go test ./..."}, false},
-		{"a && b || c; d | e |& f & g", []string{"a", "b", "c", "d", "e", "f", "g"}, false},
-		{"make 2>&1 >out &>all <&0", []string{"make 2>&1 >out &>all <&0"}, false},
-		{`echo 'a;b' "c|d" e\;f`, []string{`echo 'a;b' "c|d" e\;f`}, false},
-		{"echo $(id) `whoami`", []string{"echo", "id", "whoami"}, true},
-		{"diff <(ls a) >(cat)", []string{"diff", "ls a", "cat"}, true},
-		{`echo "$(rm x)"`, []string{`echo "`, `rm x`, `"`}, true},
-		{"echo 'unterminated", []string{"echo 'unterminated"}, true},
-		{"(cd x && make)\n", []string{"cd x", "make"}, false},
-		{"", nil, false},
+		{"one command", "go test ./...", []string{"go test ./..."}, false},
+		{"every list and pipe operator splits", "a && b || c; d | e |& f & g", []string{"a", "b", "c", "d", "e", "f", "g"}, false},
+		{"redirections do not split", "make 2>&1 >out &>all <&0", []string{"make 2>&1 >out &>all <&0"}, false},
+		{"quoted and escaped operators do not split", `echo 'a;b' "c|d" e\;f`, []string{`echo 'a;b' "c|d" e\;f`}, false},
+		{"command substitutions", "echo $(id) `whoami`", []string{"echo", "id", "whoami"}, true},
+		{"process substitutions", "diff <(ls a) >(cat)", []string{"diff", "ls a", "cat"}, true},
+		{"substitution in double quotes", `echo "$(rm x)"`, []string{`echo "`, `rm x`, `"`}, true},
+		{"an unbalanced quote counts as a substitution", "echo 'unterminated", []string{"echo 'unterminated"}, true},
+		{"subshell and newline", "(cd x && make)\n", []string{"cd x", "make"}, false},
+		{"empty", "", nil, false},
 	} {
-		segs, subs := splitCommand(tc.cmd, nil)
-		if fmt.Sprint(segs) != fmt.Sprint(tc.segs) || subs != tc.subs {
-			t.Errorf("%q: %q %v, want %q %v", tc.cmd, segs, subs, tc.segs, tc.subs)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			segs, subs := splitCommand(tc.cmd, nil)
+			if fmt.Sprint(segs) != fmt.Sprint(tc.segs) || subs != tc.subs {
+				t.Errorf("%q: %q %v, want %q %v", tc.cmd, segs, subs, tc.segs, tc.subs)
+			}
+		})
 	}
 }
 
 func TestMatchers(t *testing.T) {
 	for _, tc := range []struct {
+		name   string
 		pat, s string
 		want   bool
 	}{
-		{"*", "", true}, {"a*", "abc", true}, {"*c", "abc", true}, {"a*c", "ac", true},
-		{"a*b*c", "axxbyyc", true}, {"a*b", "ab/c", false}, {"go test *", "go test", false},
-		{"*.example.com", "x.example.com", true}, {"", "", true}, {"", "a", false},
+		{"star matches empty", "*", "", true},
+		{"trailing star", "a*", "abc", true},
+		{"leading star", "*c", "abc", true},
+		{"inner star matches empty", "a*c", "ac", true},
+		{"two stars", "a*b*c", "axxbyyc", true},
+		{"the whole string must match", "a*b", "ab/c", false},
+		{"the text before a star is required", "go test *", "go test", false},
+		{"host wildcard", "*.example.com", "x.example.com", true},
+		{"empty pattern matches empty", "", "", true},
+		{"empty pattern matches only empty", "", "a", false},
 	} {
-		if got := matchStar(tc.pat, tc.s); got != tc.want {
-			t.Errorf("matchStar(%q, %q) = %v", tc.pat, tc.s, got)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if got := matchStar(tc.pat, tc.s); got != tc.want {
+				t.Errorf("matchStar(%q, %q) = %v", tc.pat, tc.s, got)
+			}
+		})
 	}
 }
 

@@ -42,16 +42,18 @@ func TestResolveModel(t *testing.T) {
 		{"unknown provider", ModelFlags{Provider: "vendorx"}, s, "", "", "", "unknown provider"},
 	}
 	for _, c := range cases {
-		got, err := ResolveModel(c.flags, c.s)
-		if c.errSub != "" {
-			if err == nil || !strings.Contains(err.Error(), c.errSub) {
-				t.Errorf("%s: err %v", c.name, err)
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ResolveModel(c.flags, c.s)
+			if c.errSub != "" {
+				if err == nil || !strings.Contains(err.Error(), c.errSub) {
+					t.Errorf("err %v, want one containing %q", err, c.errSub)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil || got.ProviderID != c.prov || got.Model != c.model || got.BaseURL != c.base {
-			t.Errorf("%s: %+v %v", c.name, got, err)
-		}
+			if err != nil || got.ProviderID != c.prov || got.Model != c.model || got.BaseURL != c.base {
+				t.Errorf("%+v %v, want provider %q model %q base URL %q", got, err, c.prov, c.model, c.base)
+			}
+		})
 	}
 }
 
@@ -106,17 +108,22 @@ func TestNewProvider(t *testing.T) {
 		{"bad nested option", settings(map[string]any{"reasoning": map[string]any{"effort": 1.0}}, ""), "", "providers.responses.reasoning.effort"},
 	}
 	for _, c := range cases {
-		choice, _ := ResolveModel(ModelFlags{Provider: "responses"}, c.s)
-		p, err := NewProvider(choice, env)
-		if c.errSub != "" {
-			if err == nil || !strings.Contains(err.Error(), c.errSub) {
-				t.Errorf("%s: %v", c.name, err)
+		t.Run(c.name, func(t *testing.T) {
+			choice, _ := ResolveModel(ModelFlags{Provider: "responses"}, c.s)
+			p, err := NewProvider(choice, env)
+			if c.errSub != "" {
+				if err == nil || !strings.Contains(err.Error(), c.errSub) {
+					t.Errorf("err %v, want one containing %q", err, c.errSub)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil || p.(*responses.Provider).Surface() != c.surface {
-			t.Errorf("%s: %v", c.name, err)
-		}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.(*responses.Provider).Surface(); got != c.surface {
+				t.Errorf("surface %v, want %v", got, c.surface)
+			}
+		})
 	}
 	// genai always needs its key; the error names the variable.
 	choice, _ := ResolveModel(ModelFlags{Provider: "genai"}, &config.Settings{})

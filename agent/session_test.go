@@ -234,31 +234,39 @@ func TestPermissionDeniedHeadless(t *testing.T) {
 
 func TestPermissionPrompt(t *testing.T) {
 	for _, c := range []struct {
+		name    string
 		ans     Answer
 		runs    int
 		session bool
 		persist bool
-	}{{AllowOnce, 2, false, false}, {AllowSession, 2, true, false}, {AllowProject, 2, true, true}, {DenyOnce, 0, false, false}} {
-		danger := &echoTool{name: "Danger", risk: tools.RiskExecute}
-		perms := &rulePerms{}
-		a := &answerer{ans: c.ans}
-		var persisted []config.Rule
-		h := newHarness(t, SessionOptions{Tools: []tools.Tool{danger}, Permissions: perms, Prompter: a,
-			PersistRule: func(r config.Rule) error { persisted = append(persisted, r); return nil }},
-			fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Danger", Args: `{"text":"x"}`}}},
-			fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c2", Name: "Danger", Args: `{"text":"y"}`}}},
-			fakemodel.Reply{Text: "end"})
-		run(t, h.sess, "go")
-		wantAsks := 2
-		if c.session {
-			wantAsks = 1 // the session rule answers the second call
-		}
-		if danger.runs != c.runs || len(a.asked) != wantAsks || (len(persisted) > 0) != c.persist {
-			t.Errorf("answer %v: runs %d asks %d persisted %v", c.ans, danger.runs, len(a.asked), persisted)
-		}
-		if a.asked[0].Suggest != "Danger" || a.asked[0].Tool != "Danger" {
-			t.Errorf("request %+v", a.asked[0])
-		}
+	}{
+		{"allow once asks again", AllowOnce, 2, false, false},
+		{"allow for the session asks once", AllowSession, 2, true, false},
+		{"allow for the project asks once and persists", AllowProject, 2, true, true},
+		{"deny once runs nothing", DenyOnce, 0, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			danger := &echoTool{name: "Danger", risk: tools.RiskExecute}
+			perms := &rulePerms{}
+			a := &answerer{ans: c.ans}
+			var persisted []config.Rule
+			h := newHarness(t, SessionOptions{Tools: []tools.Tool{danger}, Permissions: perms, Prompter: a,
+				PersistRule: func(r config.Rule) error { persisted = append(persisted, r); return nil }},
+				fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Danger", Args: `{"text":"x"}`}}},
+				fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c2", Name: "Danger", Args: `{"text":"y"}`}}},
+				fakemodel.Reply{Text: "end"})
+			run(t, h.sess, "go")
+			wantAsks := 2
+			if c.session {
+				wantAsks = 1 // the session rule answers the second call
+			}
+			if danger.runs != c.runs || len(a.asked) != wantAsks || (len(persisted) > 0) != c.persist {
+				t.Errorf("answer %v: runs %d asks %d persisted %v", c.ans, danger.runs, len(a.asked), persisted)
+			}
+			if a.asked[0].Suggest != "Danger" || a.asked[0].Tool != "Danger" {
+				t.Errorf("request %+v", a.asked[0])
+			}
+		})
 	}
 }
 

@@ -24,21 +24,24 @@ func newTestBash(t *testing.T, opts Options) (string, Tool) {
 func TestBash(t *testing.T) {
 	ws, bash := newTestBash(t, Options{Env: []string{"FOO=bar", "PATH=" + os.Getenv("PATH")}})
 	for _, tc := range []struct {
+		name      string
 		cmd, want string
 		isErr     bool
 	}{
-		{"echo out; echo err >&2; exit 3", "out\nerr\n[exit code 3]", true},
-		{"pwd", ws + "\n", false},
-		{"true", "(no output)", false},
-		{"echo $FOO", "bar\n", false},
-		{"printf 'no newline'; exit 1", "no newline\n[exit code 1]", true},
-		{"kill -9 $$", "[killed by signal killed]", true},
-		{"cat", "(no output)", false}, // stdin is empty, not the terminal
+		{"both streams and the exit code", "echo out; echo err >&2; exit 3", "out\nerr\n[exit code 3]", true},
+		{"runs in the workspace", "pwd", ws + "\n", false},
+		{"no output", "true", "(no output)", false},
+		{"environment from the options", "echo $FOO", "bar\n", false},
+		{"last line without a newline", "printf 'no newline'; exit 1", "no newline\n[exit code 1]", true},
+		{"killed by a signal", "kill -9 $$", "[killed by signal killed]", true},
+		{"stdin is empty", "cat", "(no output)", false}, // stdin is empty, not the terminal
 	} {
-		res := runTool(t, bash, `{"command":`+strconv.Quote(tc.cmd)+`}`)
-		if res.Content != tc.want || res.IsError != tc.isErr {
-			t.Errorf("%s:\n got %q (error %v)\nwant %q", tc.cmd, res.Content, res.IsError, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			res := runTool(t, bash, `{"command":`+strconv.Quote(tc.cmd)+`}`)
+			if res.Content != tc.want || res.IsError != tc.isErr {
+				t.Errorf("%s:\n got %q (error %v)\nwant %q", tc.cmd, res.Content, res.IsError, tc.want)
+			}
+		})
 	}
 	tgt, err := bash.Target(json.RawMessage(`{"command":"go test ./...","description":"run tests"}`))
 	if err != nil || tgt != (Target{Kind: TargetCommand, Value: "go test ./..."}) {

@@ -77,34 +77,37 @@ func TestBuiltinSpecs(t *testing.T) {
 func TestSchemasCheckArguments(t *testing.T) {
 	_, ts := newTestTools(t, Limits{})
 	for _, tc := range []struct {
+		name       string
 		tool, args string
 		ok         bool
 	}{
-		{"Read", `{"file_path":"a.go","offset":10,"limit":5}`, true},
-		{"Read", `{"file_path":""}`, false},
-		{"Read", `{"file_path":"a","limit":0}`, false},
-		{"Read", `{"path":"a"}`, false},
-		{"Write", `{"file_path":"a","content":""}`, true},
-		{"Write", `{"file_path":"a"}`, false},
-		{"Edit", `{"file_path":"a","old_string":"x","new_string":"y","replace_all":true}`, true},
-		{"Edit", `{"file_path":"a","old_string":"","new_string":"y"}`, false},
-		{"Glob", `{"pattern":"**/*.go","path":"src"}`, true},
-		{"Grep", `{"pattern":"x","output_mode":"content","-i":true,"-n":false,"-C":2,"head_limit":10,"glob":"*.go"}`, true},
-		{"Grep", `{"pattern":"x","output_mode":"lines"}`, false},
-		{"Grep", `{"pattern":"x","-A":-1}`, false},
-		{"Bash", `{"command":"ls","timeout":600000,"description":"list"}`, true},
-		{"Bash", `{"command":"ls","timeout":600001}`, false},
-		{"Bash", `{"command":"ls","timeout":1.5}`, false},
-		{"WebFetch", `{"url":"https://example.com","raw":true}`, true},
-		{"WebFetch", `{"url":1}`, false},
+		{"Read with offset and limit", "Read", `{"file_path":"a.go","offset":10,"limit":5}`, true},
+		{"Read with an empty path", "Read", `{"file_path":""}`, false},
+		{"Read with limit 0", "Read", `{"file_path":"a","limit":0}`, false},
+		{"Read without file_path", "Read", `{"path":"a"}`, false},
+		{"Write with empty content", "Write", `{"file_path":"a","content":""}`, true},
+		{"Write without content", "Write", `{"file_path":"a"}`, false},
+		{"Edit with replace_all", "Edit", `{"file_path":"a","old_string":"x","new_string":"y","replace_all":true}`, true},
+		{"Edit with an empty old_string", "Edit", `{"file_path":"a","old_string":"","new_string":"y"}`, false},
+		{"Glob with a path", "Glob", `{"pattern":"**/*.go","path":"src"}`, true},
+		{"Grep with every option", "Grep", `{"pattern":"x","output_mode":"content","-i":true,"-n":false,"-C":2,"head_limit":10,"glob":"*.go"}`, true},
+		{"Grep with an unknown output_mode", "Grep", `{"pattern":"x","output_mode":"lines"}`, false},
+		{"Grep with negative context", "Grep", `{"pattern":"x","-A":-1}`, false},
+		{"Bash at the longest timeout", "Bash", `{"command":"ls","timeout":600000,"description":"list"}`, true},
+		{"Bash past the longest timeout", "Bash", `{"command":"ls","timeout":600001}`, false},
+		{"Bash with a fractional timeout", "Bash", `{"command":"ls","timeout":1.5}`, false},
+		{"WebFetch raw", "WebFetch", `{"url":"https://example.com","raw":true}`, true},
+		{"WebFetch with a number for url", "WebFetch", `{"url":1}`, false},
 	} {
-		s, err := jsonschema.Compile(ts[tc.tool].Spec().Schema, jsonschema.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Validate([]byte(tc.args)); (err == nil) != tc.ok {
-			t.Errorf("%s %s: %v", tc.tool, tc.args, err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := jsonschema.Compile(ts[tc.tool].Spec().Schema, jsonschema.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Validate([]byte(tc.args)); (err == nil) != tc.ok {
+				t.Errorf("%s %s: %v", tc.tool, tc.args, err)
+			}
+		})
 	}
 }
 
@@ -131,24 +134,27 @@ func TestRead(t *testing.T) {
 	writeTestFile(t, ws+"/empty.txt", "")
 	mustNil(t, os.WriteFile(ws+"/bin.dat", []byte("abc\x00def"), 0o644))
 	for _, tc := range []struct {
+		name       string
 		args, want string
 		isErr      bool
 	}{
-		{`{"file_path":"a.txt"}`, "     1\tone\n     2\ttwo\n     3\tthree\n[more lines follow: continue with offset 4]\n", false},
-		{`{"file_path":"a.txt","offset":4}`, "     4\tfour\n     5\tfive\n", false},
-		{`{"file_path":"a.txt","offset":2,"limit":1}`, "     2\ttwo\n[more lines follow: continue with offset 3]\n", false},
-		{`{"file_path":"` + ws + `/a.txt","offset":0,"limit":1}`, "     1\tone\n[more lines follow: continue with offset 2]\n", false},
-		{`{"file_path":"a.txt","offset":6}`, ws + "/a.txt has 5 lines; offset 6 is past the end", true},
-		{`{"file_path":"long.txt"}`, "     1\txxxxxxxxxx [… line cut: 15 more bytes]\n     2\tshort\n", false},
-		{`{"file_path":"empty.txt"}`, "[" + ws + "/empty.txt is empty]", false},
-		{`{"file_path":"bin.dat"}`, ws + "/bin.dat is a binary file; Read shows text files only", true},
-		{`{"file_path":"missing"}`, ws + "/missing does not exist", true},
-		{`{"file_path":"."}`, ws + " is a folder; use Glob to list it", true},
+		{"first page says where to continue", `{"file_path":"a.txt"}`, "     1\tone\n     2\ttwo\n     3\tthree\n[more lines follow: continue with offset 4]\n", false},
+		{"offset to the end", `{"file_path":"a.txt","offset":4}`, "     4\tfour\n     5\tfive\n", false},
+		{"offset and limit", `{"file_path":"a.txt","offset":2,"limit":1}`, "     2\ttwo\n[more lines follow: continue with offset 3]\n", false},
+		{"offset 0 is the first line", `{"file_path":"` + ws + `/a.txt","offset":0,"limit":1}`, "     1\tone\n[more lines follow: continue with offset 2]\n", false},
+		{"offset past the end", `{"file_path":"a.txt","offset":6}`, ws + "/a.txt has 5 lines; offset 6 is past the end", true},
+		{"long line cut", `{"file_path":"long.txt"}`, "     1\txxxxxxxxxx [… line cut: 15 more bytes]\n     2\tshort\n", false},
+		{"empty file", `{"file_path":"empty.txt"}`, "[" + ws + "/empty.txt is empty]", false},
+		{"binary file", `{"file_path":"bin.dat"}`, ws + "/bin.dat is a binary file; Read shows text files only", true},
+		{"missing file", `{"file_path":"missing"}`, ws + "/missing does not exist", true},
+		{"folder", `{"file_path":"."}`, ws + " is a folder; use Glob to list it", true},
 	} {
-		res := runTool(t, read, tc.args)
-		if res.Content != tc.want || res.IsError != tc.isErr {
-			t.Errorf("%s:\n got %q (error %v)\nwant %q", tc.args, res.Content, res.IsError, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			res := runTool(t, read, tc.args)
+			if res.Content != tc.want || res.IsError != tc.isErr {
+				t.Errorf("%s:\n got %q (error %v)\nwant %q", tc.args, res.Content, res.IsError, tc.want)
+			}
+		})
 	}
 }
 
@@ -232,21 +238,28 @@ func TestEdit(t *testing.T) {
 	writeTestFile(t, ws+"/a.go", src)
 	mustNil(t, os.Chmod(ws+"/a.go", 0o600))
 	for _, tc := range []struct {
+		name       string
 		args, want string
 		isErr      bool
 	}{
-		{`{"file_path":"a.go","old_string":"return 1","new_string":"return 2"}`, "old_string occurs 2 times in " + ws + "/a.go; include more surrounding lines to make it unique, or set replace_all to replace every occurrence", true},
-		{`{"file_path":"a.go","old_string":"return 3","new_string":"x"}`, "old_string was not found in " + ws + "/a.go; it must match exactly, including white space and indentation (Read the file to see its current text)", true},
-		{`{"file_path":"a.go","old_string":"f()","new_string":"f()"}`, "old_string and new_string are the same; there is nothing to change", true},
-		{`{"file_path":"a.go","old_string":"","new_string":"x"}`, "old_string is empty; use Write to create or replace a whole file", true},
-		{`{"file_path":"nope.go","old_string":"a","new_string":"b"}`, ws + "/nope.go does not exist; Edit changes existing files (use Write to create one)", true},
-		{`{"file_path":"a.go","old_string":"a"}`, "old_string and new_string are required", true},
-		{`{"file_path":"a.go","old_string":"func f() {\n\treturn 1","new_string":"func f() {\n\treturn 10"}`, "Edited " + ws + "/a.go: replaced 1 occurrence", false},
+		{"ambiguous old_string", `{"file_path":"a.go","old_string":"return 1","new_string":"return 2"}`, "old_string occurs 2 times in " + ws + "/a.go; include more surrounding lines to make it unique, or set replace_all to replace every occurrence", true},
+		{"old_string not found", `{"file_path":"a.go","old_string":"return 3","new_string":"x"}`, "old_string was not found in " + ws + "/a.go; it must match exactly, including white space and indentation (Read the file to see its current text)", true},
+		{"no change", `{"file_path":"a.go","old_string":"f()","new_string":"f()"}`, "old_string and new_string are the same; there is nothing to change", true},
+		{"empty old_string", `{"file_path":"a.go","old_string":"","new_string":"x"}`, "old_string is empty; use Write to create or replace a whole file", true},
+		{"missing file", `{"file_path":"nope.go","old_string":"a","new_string":"b"}`, ws + "/nope.go does not exist; Edit changes existing files (use Write to create one)", true},
+		{"missing new_string", `{"file_path":"a.go","old_string":"a"}`, "old_string and new_string are required", true},
 	} {
-		res := runTool(t, ed, tc.args)
-		if res.Content != tc.want || res.IsError != tc.isErr {
-			t.Errorf("%s:\n got %q (error %v)\nwant %q", tc.args, res.Content, res.IsError, tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			res := runTool(t, ed, tc.args)
+			if res.Content != tc.want || res.IsError != tc.isErr {
+				t.Errorf("%s:\n got %q (error %v)\nwant %q", tc.args, res.Content, res.IsError, tc.want)
+			}
+		})
+	}
+	// The edits that succeed change the file one after another.
+	res := runTool(t, ed, `{"file_path":"a.go","old_string":"func f() {\n\treturn 1","new_string":"func f() {\n\treturn 10"}`)
+	if want := "Edited " + ws + "/a.go: replaced 1 occurrence"; res.Content != want || res.IsError {
+		t.Errorf("unique replacement:\n got %q (error %v)\nwant %q", res.Content, res.IsError, want)
 	}
 	data, _ := os.ReadFile(ws + "/a.go")
 	if string(data) != strings.Replace(src, "return 1", "return 10", 1) {
@@ -255,7 +268,7 @@ func TestEdit(t *testing.T) {
 	if fi, _ := os.Stat(ws + "/a.go"); fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode became %v", fi.Mode())
 	}
-	res := runTool(t, ed, `{"file_path":"a.go","old_string":"return 1\n","new_string":"return 2\n","replace_all":true}`)
+	res = runTool(t, ed, `{"file_path":"a.go","old_string":"return 1\n","new_string":"return 2\n","replace_all":true}`)
 	if res.Content != "Edited "+ws+"/a.go: replaced 1 occurrence" {
 		t.Errorf("%q", res.Content)
 	}
@@ -365,51 +378,57 @@ func TestGlob(t *testing.T) {
 	searchTree(t, ws, outside)
 	glob := ts["Glob"]
 	for _, tc := range []struct {
+		name string
 		args string
 		want []string
 	}{
-		{`{"pattern":"*.go"}`, []string{".hidden.go", "link.go", "main.go"}},
-		{`{"pattern":"**/*.go"}`, []string{".hidden.go", "link.go", "main.go", "src/deep/y.go", "src/x.go"}},
-		{`{"pattern":"src/**/*.{go,ts}"}`, []string{"src/deep/y.go", "src/deep/y.ts", "src/x.go"}},
-		{`{"pattern":"*/*.go"}`, []string{"src/x.go"}},
-		{`{"pattern":"*.go","path":"src"}`, []string{"src/x.go"}},
-		{`{"pattern":"` + ws + `/src/*/y.?s"}`, []string{"src/deep/y.ts"}},
-		{`{"pattern":"src/x.go"}`, []string{"src/x.go"}},
-		{`{"pattern":"**/config"}`, nil},
-		{`{"pattern":"[bm]*"}`, []string{"b.txt", "blob.bin", "main.go"}},
+		{"star stays in the top folder", `{"pattern":"*.go"}`, []string{".hidden.go", "link.go", "main.go"}},
+		{"double star crosses folders", `{"pattern":"**/*.go"}`, []string{".hidden.go", "link.go", "main.go", "src/deep/y.go", "src/x.go"}},
+		{"braces", `{"pattern":"src/**/*.{go,ts}"}`, []string{"src/deep/y.go", "src/deep/y.ts", "src/x.go"}},
+		{"star for a folder", `{"pattern":"*/*.go"}`, []string{"src/x.go"}},
+		{"the path option", `{"pattern":"*.go","path":"src"}`, []string{"src/x.go"}},
+		{"absolute pattern", `{"pattern":"` + ws + `/src/*/y.?s"}`, []string{"src/deep/y.ts"}},
+		{"literal path", `{"pattern":"src/x.go"}`, []string{"src/x.go"}},
+		{"the .git folder is not searched", `{"pattern":"**/config"}`, nil},
+		{"character class", `{"pattern":"[bm]*"}`, []string{"b.txt", "blob.bin", "main.go"}},
 	} {
-		res := runTool(t, glob, tc.args)
-		var want []string
-		for _, w := range tc.want {
-			want = append(want, ws+"/"+w)
-		}
-		got := strings.Fields(res.Content)
-		if len(want) == 0 {
-			if res.Content != "No files found" {
-				t.Errorf("%s: %q", tc.args, res.Content)
+		t.Run(tc.name, func(t *testing.T) {
+			res := runTool(t, glob, tc.args)
+			var want []string
+			for _, w := range tc.want {
+				want = append(want, ws+"/"+w)
 			}
-			continue
-		}
-		if res.IsError || fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%s:\n got %q\nwant %q", tc.args, got, want)
-		}
+			got := strings.Fields(res.Content)
+			if len(want) == 0 {
+				if res.Content != "No files found" {
+					t.Errorf("%s: %q", tc.args, res.Content)
+				}
+				return
+			}
+			if res.IsError || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%s:\n got %q\nwant %q", tc.args, got, want)
+			}
+		})
 	}
 	// The folder searched is the permission target.
 	for _, tc := range []struct {
+		name        string
 		args, value string
 		outside     bool
 	}{
-		{`{"pattern":"**/*.go"}`, ws, false},
-		{`{"pattern":"*.go","path":"src/deep"}`, ws + "/src/deep", false},
-		{`{"pattern":"../*"}`, filepath.Dir(ws), true},
-		{`{"pattern":"/etc/*.conf"}`, "/etc", true},
-		{`{"pattern":"linkdir/*.go"}`, outside, true},
-		{`{"pattern":"src/*/../../../x*"}`, filepath.Dir(ws), true},
+		{"target is the workspace by default", `{"pattern":"**/*.go"}`, ws, false},
+		{"target is the path option", `{"pattern":"*.go","path":"src/deep"}`, ws + "/src/deep", false},
+		{"target of a dot-dot pattern is the parent", `{"pattern":"../*"}`, filepath.Dir(ws), true},
+		{"target of an absolute pattern is its folder", `{"pattern":"/etc/*.conf"}`, "/etc", true},
+		{"target through a link is outside", `{"pattern":"linkdir/*.go"}`, outside, true},
+		{"target of dot-dot after a wildcard is the parent", `{"pattern":"src/*/../../../x*"}`, filepath.Dir(ws), true},
 	} {
-		tgt, err := glob.Target(json.RawMessage(tc.args))
-		if err != nil || tgt.Kind != TargetPath || tgt.Value != tc.value || tgt.OutsideWorkspace != tc.outside {
-			t.Errorf("%s: %+v %v, want %s outside=%v", tc.args, tgt, err, tc.value, tc.outside)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			tgt, err := glob.Target(json.RawMessage(tc.args))
+			if err != nil || tgt.Kind != TargetPath || tgt.Value != tc.value || tgt.OutsideWorkspace != tc.outside {
+				t.Errorf("%s: %+v %v, want %s outside=%v", tc.args, tgt, err, tc.value, tc.outside)
+			}
+		})
 	}
 }
 
@@ -436,28 +455,31 @@ func TestGrep(t *testing.T) {
 	searchTree(t, ws, realTempDir(t))
 	grep := ts["Grep"]
 	for _, tc := range []struct {
+		name       string
 		args, want string
 	}{
-		{`{"pattern":"TODO"}`, ".hidden.go\nb.txt\nmain.go\nsrc/deep/y.ts\nsrc/x.go\n"},
-		{`{"pattern":"todo","-i":true,"glob":"*.go"}`, ".hidden.go\nmain.go\nsrc/x.go\n"},
-		{`{"pattern":"TODO","glob":"src/**/*.ts"}`, "src/deep/y.ts\n"},
-		{`{"pattern":"TODO","output_mode":"count","path":"src"}`, "src/deep/y.ts:1\nsrc/x.go:1\n"},
-		{`{"pattern":"TODO: \\w+","output_mode":"content"}`, "main.go:2:// TODO: one\nsrc/x.go:7:var e = 5 // TODO: three\n"},
-		{`{"pattern":"^var [bd]","output_mode":"content","-n":false,"path":"src/x.go"}`, "src/x.go:var b = 2\nsrc/x.go:var d = 4\n"},
-		{`{"pattern":"var [ae]","output_mode":"content","-B":1,"path":"src"}`, "src/x.go-2-\nsrc/x.go:3:var a = 1 // todo\n--\nsrc/x.go-6-var d = 4\nsrc/x.go:7:var e = 5 // TODO: three\n"},
-		{`{"pattern":"var [bc]","output_mode":"content","-C":1,"path":"src"}`, "src/x.go-3-var a = 1 // todo\nsrc/x.go:4:var b = 2\nsrc/x.go:5:var c = 3\nsrc/x.go-6-var d = 4\n"},
-		{`{"pattern":"var","output_mode":"content","head_limit":2,"path":"src"}`, "src/x.go:3:var a = 1 // todo\nsrc/x.go:4:var b = 2\n[more results not shown: the output limit was reached; narrow the search or use head_limit]\n"},
-		{`{"pattern":"nothing here"}`, "No matches found\n"},
+		{"files with matches by default", `{"pattern":"TODO"}`, ".hidden.go\nb.txt\nmain.go\nsrc/deep/y.ts\nsrc/x.go\n"},
+		{"case-insensitive, filtered by glob", `{"pattern":"todo","-i":true,"glob":"*.go"}`, ".hidden.go\nmain.go\nsrc/x.go\n"},
+		{"glob with a double star", `{"pattern":"TODO","glob":"src/**/*.ts"}`, "src/deep/y.ts\n"},
+		{"count under a folder", `{"pattern":"TODO","output_mode":"count","path":"src"}`, "src/deep/y.ts:1\nsrc/x.go:1\n"},
+		{"content with line numbers", `{"pattern":"TODO: \\w+","output_mode":"content"}`, "main.go:2:// TODO: one\nsrc/x.go:7:var e = 5 // TODO: three\n"},
+		{"content of one file without line numbers", `{"pattern":"^var [bd]","output_mode":"content","-n":false,"path":"src/x.go"}`, "src/x.go:var b = 2\nsrc/x.go:var d = 4\n"},
+		{"lines before", `{"pattern":"var [ae]","output_mode":"content","-B":1,"path":"src"}`, "src/x.go-2-\nsrc/x.go:3:var a = 1 // todo\n--\nsrc/x.go-6-var d = 4\nsrc/x.go:7:var e = 5 // TODO: three\n"},
+		{"lines around", `{"pattern":"var [bc]","output_mode":"content","-C":1,"path":"src"}`, "src/x.go-3-var a = 1 // todo\nsrc/x.go:4:var b = 2\nsrc/x.go:5:var c = 3\nsrc/x.go-6-var d = 4\n"},
+		{"head_limit cuts the output", `{"pattern":"var","output_mode":"content","head_limit":2,"path":"src"}`, "src/x.go:3:var a = 1 // todo\nsrc/x.go:4:var b = 2\n[more results not shown: the output limit was reached; narrow the search or use head_limit]\n"},
+		{"no match", `{"pattern":"nothing here"}`, "No matches found\n"},
 	} {
-		res := runTool(t, grep, tc.args)
-		want := strings.ReplaceAll(tc.want, "\n", "\n"+ws+"/")
-		want = strings.TrimSuffix(ws+"/"+want, ws+"/")
-		want = strings.ReplaceAll(want, ws+"/--\n", "--\n")
-		want = strings.ReplaceAll(want, ws+"/No matches", "No matches")
-		want = strings.ReplaceAll(want, ws+"/[more", "[more")
-		if res.IsError || res.Content != want {
-			t.Errorf("%s:\n got %q\nwant %q", tc.args, res.Content, want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			res := runTool(t, grep, tc.args)
+			want := strings.ReplaceAll(tc.want, "\n", "\n"+ws+"/")
+			want = strings.TrimSuffix(ws+"/"+want, ws+"/")
+			want = strings.ReplaceAll(want, ws+"/--\n", "--\n")
+			want = strings.ReplaceAll(want, ws+"/No matches", "No matches")
+			want = strings.ReplaceAll(want, ws+"/[more", "[more")
+			if res.IsError || res.Content != want {
+				t.Errorf("%s:\n got %q\nwant %q", tc.args, res.Content, want)
+			}
+		})
 	}
 	if res := runTool(t, grep, `{"pattern":"("}`); !res.IsError || !strings.Contains(res.Content, "RE2") {
 		t.Errorf("bad regexp: %+v", res)
