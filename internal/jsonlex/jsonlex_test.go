@@ -26,46 +26,49 @@ func scanString(in string, r Rules) scanned {
 func TestString(t *testing.T) {
 	strict := CheckUTF8 | PairSurrogates
 	cases := []struct {
+		name  string
 		in    string
 		rules Rules
 		want  scanned
 	}{
-		{`""`, strict, scanned{2, 0, None}},
-		{`"abc" x`, strict, scanned{5, 0, None}},
-		{`"a\"b"`, strict, scanned{6, Escaped, None}},
-		{`"\/\\\b\f\n\r\t"`, strict, scanned{16, Escaped, None}},
-		{`"é"`, strict, scanned{4, NonASCII, None}},
-		{`"\u00e9\ud83d\ude00"`, strict, scanned{20, Escaped, None}},
-		{"\"\x7f\"", strict, scanned{3, 0, None}},
-		{`"abc`, strict, scanned{4, 0, Unterminated}},
-		{`"`, strict, scanned{1, 0, Unterminated}},
-		{`"ab\`, strict, scanned{3, Escaped, UnterminatedEscape}},
-		{"\"a\x01\"", strict, scanned{2, 0, ControlChar}},
-		{"\"a\nb\"", strict, scanned{2, 0, ControlChar}},
-		{`"\x"`, strict, scanned{1, Escaped, BadEscape}},
-		{`"\u12G4"`, strict, scanned{1, Escaped, BadHex}},
-		{`"\u12"`, strict, scanned{1, Escaped, BadHex}},
-		{`"\ud800"`, strict, scanned{7, Escaped, LoneSurrogate}},
-		{`"\udc00"`, strict, scanned{7, Escaped, LoneSurrogate}},
-		{`"\ud800\u0041"`, strict, scanned{7, Escaped, LoneSurrogate}},
-		{`"\ud800\ud800"`, strict, scanned{7, Escaped, LoneSurrogate}},
-		{`"\ud800\u12"`, strict, scanned{7, Escaped, BadLowHex}},
-		{`"\ud800\x"`, strict, scanned{7, Escaped, LoneSurrogate}},
-		{"\"a\xff\"", strict, scanned{2, NonASCII, BadUTF8}},
-		{"\"\xed\xa0\x80\"", strict, scanned{1, NonASCII, BadUTF8}}, // an encoded surrogate
+		{"empty", `""`, strict, scanned{2, 0, None}},
+		{"ends at the closing quote", `"abc" x`, strict, scanned{5, 0, None}},
+		{"escaped quote", `"a\"b"`, strict, scanned{6, Escaped, None}},
+		{"short escapes", `"\/\\\b\f\n\r\t"`, strict, scanned{16, Escaped, None}},
+		{"non-ASCII", `"é"`, strict, scanned{4, NonASCII, None}},
+		{"unicode escapes and a surrogate pair", `"\u00e9\ud83d\ude00"`, strict, scanned{20, Escaped, None}},
+		{"DEL is no control character", "\"\x7f\"", strict, scanned{3, 0, None}},
+		{"unterminated", `"abc`, strict, scanned{4, 0, Unterminated}},
+		{"lone quote", `"`, strict, scanned{1, 0, Unterminated}},
+		{"unterminated escape", `"ab\`, strict, scanned{3, Escaped, UnterminatedEscape}},
+		{"control character", "\"a\x01\"", strict, scanned{2, 0, ControlChar}},
+		{"raw newline", "\"a\nb\"", strict, scanned{2, 0, ControlChar}},
+		{"bad escape", `"\x"`, strict, scanned{1, Escaped, BadEscape}},
+		{"bad hex digit", `"\u12G4"`, strict, scanned{1, Escaped, BadHex}},
+		{"short hex", `"\u12"`, strict, scanned{1, Escaped, BadHex}},
+		{"lone high surrogate", `"\ud800"`, strict, scanned{7, Escaped, LoneSurrogate}},
+		{"lone low surrogate", `"\udc00"`, strict, scanned{7, Escaped, LoneSurrogate}},
+		{"high surrogate before a non-surrogate", `"\ud800\u0041"`, strict, scanned{7, Escaped, LoneSurrogate}},
+		{"two high surrogates", `"\ud800\ud800"`, strict, scanned{7, Escaped, LoneSurrogate}},
+		{"bad hex after a high surrogate", `"\ud800\u12"`, strict, scanned{7, Escaped, BadLowHex}},
+		{"bad escape after a high surrogate", `"\ud800\x"`, strict, scanned{7, Escaped, LoneSurrogate}},
+		{"invalid UTF-8", "\"a\xff\"", strict, scanned{2, NonASCII, BadUTF8}},
+		{"encoded surrogate", "\"\xed\xa0\x80\"", strict, scanned{1, NonASCII, BadUTF8}},
 		// Without rules surrogates and invalid UTF-8 pass; the grammar
 		// still holds.
-		{`"\ud800"`, 0, scanned{8, Escaped, None}},
-		{`"\ud800\u12"`, 0, scanned{7, Escaped, BadHex}},
-		{"\"a\xff\"", 0, scanned{4, NonASCII, None}},
-		{"\"a\xff\x01\"", 0, scanned{3, NonASCII, ControlChar}},
-		{"\"\xff\\x\"", PairSurrogates, scanned{2, NonASCII | Escaped, BadEscape}},
+		{"no rules: lone surrogate passes", `"\ud800"`, 0, scanned{8, Escaped, None}},
+		{"no rules: bad hex is still a fault", `"\ud800\u12"`, 0, scanned{7, Escaped, BadHex}},
+		{"no rules: invalid UTF-8 passes", "\"a\xff\"", 0, scanned{4, NonASCII, None}},
+		{"no rules: control character is still a fault", "\"a\xff\x01\"", 0, scanned{3, NonASCII, ControlChar}},
+		{"surrogate rule alone: invalid UTF-8 passes, bad escape caught", "\"\xff\\x\"", PairSurrogates, scanned{2, NonASCII | Escaped, BadEscape}},
 	}
 	for _, c := range cases {
-		if got := scanString(c.in, c.rules); got != c.want {
-			t.Errorf("String(%q, %d) = %+v, want %+v", c.in, c.rules, got, c.want)
-		}
-		checkPlain(t, c.in)
+		t.Run(c.name, func(t *testing.T) {
+			if got := scanString(c.in, c.rules); got != c.want {
+				t.Errorf("String(%q, %d) = %+v, want %+v", c.in, c.rules, got, c.want)
+			}
+			checkPlain(t, c.in)
+		})
 	}
 }
 
@@ -107,24 +110,37 @@ func TestUnescape(t *testing.T) {
 
 func TestNumber(t *testing.T) {
 	cases := []struct {
-		in  string
-		end int
-		f   Fault
+		name string
+		in   string
+		end  int
+		f    Fault
 	}{
-		{`0`, 1, None}, {`-0`, 2, None}, {`12,`, 2, None}, {`1.5e+3]`, 6, None}, {`-12.25E-2`, 9, None},
-		{`01`, 1, None}, // the number is 0; what follows is the reader's business
-		{`-`, 1, NoDigits}, {`-a`, 1, NoDigits}, {`+1`, 0, NoDigits}, {`.5`, 0, NoDigits},
-		{`1.`, 2, NoFractionDigits}, {`1.e3`, 2, NoFractionDigits},
-		{`1e`, 2, NoExponentDigits}, {`1e+`, 3, NoExponentDigits}, {`1.5E-x`, 5, NoExponentDigits},
+		{"zero", `0`, 1, None},
+		{"negative zero", `-0`, 2, None},
+		{"ends before a comma", `12,`, 2, None},
+		{"fraction and signed exponent", `1.5e+3]`, 6, None},
+		{"capital E and negative exponent", `-12.25E-2`, 9, None},
+		{"leading zero ends the number", `01`, 1, None}, // the number is 0; what follows is the reader's business
+		{"minus alone", `-`, 1, NoDigits},
+		{"minus then a letter", `-a`, 1, NoDigits},
+		{"plus sign", `+1`, 0, NoDigits},
+		{"no integer part", `.5`, 0, NoDigits},
+		{"dot at the end", `1.`, 2, NoFractionDigits},
+		{"dot then exponent", `1.e3`, 2, NoFractionDigits},
+		{"e at the end", `1e`, 2, NoExponentDigits},
+		{"exponent sign alone", `1e+`, 3, NoExponentDigits},
+		{"exponent sign then a letter", `1.5E-x`, 5, NoExponentDigits},
 	}
 	for _, c := range cases {
-		end, f := Number(c.in, 0)
-		if end != c.end || f != c.f {
-			t.Errorf("Number(%q) = %d, %v; want %d, %v", c.in, end, f, c.end, c.f)
-		}
-		if e2, f2 := Number([]byte(c.in), 0); e2 != end || f2 != f {
-			t.Errorf("Number([]byte(%q)) differs", c.in)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			end, f := Number(c.in, 0)
+			if end != c.end || f != c.f {
+				t.Errorf("Number(%q) = %d, %v; want %d, %v", c.in, end, f, c.end, c.f)
+			}
+			if e2, f2 := Number([]byte(c.in), 0); e2 != end || f2 != f {
+				t.Errorf("Number([]byte(%q)) differs", c.in)
+			}
+		})
 	}
 }
 
@@ -142,17 +158,24 @@ func TestLiteralSpaceNext(t *testing.T) {
 		t.Errorf("form feed is not JSON white space: %d", got)
 	}
 	for _, c := range []struct {
+		name string
 		in   string
 		end  int
 		more bool
 		f    Fault
 	}{
-		{" ,1", 2, true, None}, {"\n]", 2, false, None}, {"}", 0, false, Unexpected}, {"  ", 2, false, EndOfInput}, {" x", 1, false, Unexpected},
+		{"comma: more follows", " ,1", 2, true, None},
+		{"the close: nothing more", "\n]", 2, false, None},
+		{"the wrong close", "}", 0, false, Unexpected},
+		{"end of input", "  ", 2, false, EndOfInput},
+		{"stray character", " x", 1, false, Unexpected},
 	} {
-		end, more, f := Next([]byte(c.in), 0, ']')
-		if end != c.end || more != c.more || f != c.f {
-			t.Errorf("Next(%q) = %d, %v, %v; want %d, %v, %v", c.in, end, more, f, c.end, c.more, c.f)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			end, more, f := Next([]byte(c.in), 0, ']')
+			if end != c.end || more != c.more || f != c.f {
+				t.Errorf("Next(%q) = %d, %v, %v; want %d, %v, %v", c.in, end, more, f, c.end, c.more, c.f)
+			}
+		})
 	}
 	for in, want := range map[string]struct {
 		end   int

@@ -9,33 +9,58 @@ import (
 
 func TestMatchSegment(t *testing.T) {
 	for _, tc := range []struct {
+		name   string
 		pat, s string
 		want   bool
 	}{
-		{"*.go", "a.go", true}, {"*.go", ".go", true}, {"?.go", "é.go", true}, {"[a-c]x", "bx", true},
-		{"[!a-c]x", "bx", false}, {"[^a]x", "bx", true}, {"[x", "[x", true}, {`\*`, "*", true},
-		{`\*`, "a", false}, {"*", "", true}, {"a*", "", false}, {"*a*", "bab", true}, {"[]]", "]", true},
-		{"*é?", "aéb", true}, {`[\]]`, "]", true},
+		{"star", "*.go", "a.go", true},
+		{"star matches a leading dot", "*.go", ".go", true},
+		{"question mark is one rune", "?.go", "é.go", true},
+		{"range", "[a-c]x", "bx", true},
+		{"negated range with !", "[!a-c]x", "bx", false},
+		{"negated class with ^", "[^a]x", "bx", true},
+		{"unclosed bracket is literal", "[x", "[x", true},
+		{"escaped star is literal", `\*`, "*", true},
+		{"escaped star is no wildcard", `\*`, "a", false},
+		{"star matches empty", "*", "", true},
+		{"the text before a star is required", "a*", "", false},
+		{"stars around a letter", "*a*", "bab", true},
+		{"bracket first in a class", "[]]", "]", true},
+		{"non-ASCII between wildcards", "*é?", "aéb", true},
+		{"escaped bracket in a class", `[\]]`, "]", true},
 	} {
-		if got := MatchSegment(tc.pat, tc.s); got != tc.want {
-			t.Errorf("MatchSegment(%q, %q) = %v", tc.pat, tc.s, got)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if got := MatchSegment(tc.pat, tc.s); got != tc.want {
+				t.Errorf("MatchSegment(%q, %q) = %v", tc.pat, tc.s, got)
+			}
+		})
 	}
 }
 
 func TestMatch(t *testing.T) {
 	for _, tc := range []struct {
+		name   string
 		pat, p string
 		want   bool
 	}{
-		{"/a/**", "/a", true}, {"/a/**", "/a/b/c", true}, {"/a/*", "/a/b/c", false},
-		{"/**/x", "/x", true}, {"/**/x", "/a/b/x", true}, {"/**/x", "/a/b/x/y", false},
-		{"/a/**/b/**/c", "/a/x/b/y/z/c", true}, {"/", "/", true}, {"/**", "/", true}, {"/a", "/", false},
-		{"/a/b", "/a/b", true}, {"/a/b", "/a/bc", false},
+		{"double star matches no folder", "/a/**", "/a", true},
+		{"double star matches many folders", "/a/**", "/a/b/c", true},
+		{"star stays in one folder", "/a/*", "/a/b/c", false},
+		{"leading double star matches no folder", "/**/x", "/x", true},
+		{"leading double star matches many folders", "/**/x", "/a/b/x", true},
+		{"the last segment must match", "/**/x", "/a/b/x/y", false},
+		{"two double stars", "/a/**/b/**/c", "/a/x/b/y/z/c", true},
+		{"root", "/", "/", true},
+		{"double star matches the root", "/**", "/", true},
+		{"a segment does not match the root", "/a", "/", false},
+		{"literal", "/a/b", "/a/b", true},
+		{"a literal segment matches whole", "/a/b", "/a/bc", false},
 	} {
-		if got := Match(Split(tc.pat), tc.p); got != tc.want {
-			t.Errorf("Match(%q, %q) = %v", tc.pat, tc.p, got)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Match(Split(tc.pat), tc.p); got != tc.want {
+				t.Errorf("Match(%q, %q) = %v", tc.pat, tc.p, got)
+			}
+		})
 	}
 }
 

@@ -27,53 +27,56 @@ func TestParseValid(t *testing.T) {
 
 func TestParseInvalid(t *testing.T) {
 	cases := []struct {
+		name      string
 		in        string
 		line, col int
 		msg       string
 	}{
-		{``, 1, 1, "empty document"},
-		{`   `, 1, 4, "empty document"},
-		{`{"a":1,"a":2}`, 1, 8, `duplicate key "a"`},
-		{"{\n  \"x\": {\"k\": 1,\n  \"k\": 2}}", 3, 3, `duplicate key "k"`},
-		{`{"a":1} x`, 1, 9, "unexpected data after the top-level value"},
-		{`{"a":1}{}`, 1, 8, "unexpected data"},
-		{`{"a":1,}`, 1, 8, "expected a string key"},
-		{`[1,]`, 1, 4, "unexpected character"},
-		{`[1 2]`, 1, 4, "expected ',' or ']'"},
-		{`{"a" 1}`, 1, 6, "expected ':'"},
-		{`{'a':1}`, 1, 2, "expected a string key"},
-		{`01`, 1, 2, "unexpected data"},
-		{`1.`, 1, 3, "digits expected after '.'"},
-		{`1e`, 1, 3, "digits expected in exponent"},
-		{`-`, 1, 2, "invalid number"},
-		{`+1`, 1, 1, "unexpected character"},
-		{`tru`, 1, 1, "invalid literal"},
-		{`nul`, 1, 1, "invalid literal"},
-		{`NaN`, 1, 1, "unexpected character"},
-		{"\"a\x01\"", 1, 3, "control character"},
-		{"\"a\nb\"", 1, 3, "control character"},
-		{`"\x"`, 1, 2, "invalid escape"},
-		{`"\u12G4"`, 1, 2, "invalid \\u escape"},
-		{`"\ud800"`, 1, 8, "unpaired surrogate"},
-		{`"\udc00"`, 1, 8, "unpaired surrogate"},
-		{`"\ud800\u0041"`, 1, 8, "unpaired surrogate"},
-		{"\"\xff\"", 1, 2, "invalid UTF-8"},
-		{`"abc`, 1, 5, "unterminated string"},
-		{`{"a":`, 1, 6, "unexpected end of input"},
-		{`[`, 1, 2, "unexpected end of input"},
-		{"\xef\xbb\xbf{}", 1, 1, "unexpected character"},
-		{`/* c */ {}`, 1, 1, "unexpected character"},
+		{"empty", ``, 1, 1, "empty document"},
+		{"only white space", `   `, 1, 4, "empty document"},
+		{"duplicate key", `{"a":1,"a":2}`, 1, 8, `duplicate key "a"`},
+		{"duplicate key in a nested object on line 3", "{\n  \"x\": {\"k\": 1,\n  \"k\": 2}}", 3, 3, `duplicate key "k"`},
+		{"data after the value", `{"a":1} x`, 1, 9, "unexpected data after the top-level value"},
+		{"a second value", `{"a":1}{}`, 1, 8, "unexpected data"},
+		{"trailing comma in an object", `{"a":1,}`, 1, 8, "expected a string key"},
+		{"trailing comma in an array", `[1,]`, 1, 4, "unexpected character"},
+		{"missing comma", `[1 2]`, 1, 4, "expected ',' or ']'"},
+		{"missing colon", `{"a" 1}`, 1, 6, "expected ':'"},
+		{"single-quoted key", `{'a':1}`, 1, 2, "expected a string key"},
+		{"leading zero", `01`, 1, 2, "unexpected data"},
+		{"no fraction digits", `1.`, 1, 3, "digits expected after '.'"},
+		{"no exponent digits", `1e`, 1, 3, "digits expected in exponent"},
+		{"minus alone", `-`, 1, 2, "invalid number"},
+		{"plus sign", `+1`, 1, 1, "unexpected character"},
+		{"truncated true", `tru`, 1, 1, "invalid literal"},
+		{"truncated null", `nul`, 1, 1, "invalid literal"},
+		{"NaN", `NaN`, 1, 1, "unexpected character"},
+		{"control character", "\"a\x01\"", 1, 3, "control character"},
+		{"raw newline in a string", "\"a\nb\"", 1, 3, "control character"},
+		{"invalid escape", `"\x"`, 1, 2, "invalid escape"},
+		{"bad hex digit", `"\u12G4"`, 1, 2, "invalid \\u escape"},
+		{"lone high surrogate", `"\ud800"`, 1, 8, "unpaired surrogate"},
+		{"lone low surrogate", `"\udc00"`, 1, 8, "unpaired surrogate"},
+		{"high surrogate before a non-surrogate", `"\ud800\u0041"`, 1, 8, "unpaired surrogate"},
+		{"invalid UTF-8", "\"\xff\"", 1, 2, "invalid UTF-8"},
+		{"unterminated string", `"abc`, 1, 5, "unterminated string"},
+		{"end inside an object", `{"a":`, 1, 6, "unexpected end of input"},
+		{"end inside an array", `[`, 1, 2, "unexpected end of input"},
+		{"byte order mark", "\xef\xbb\xbf{}", 1, 1, "unexpected character"},
+		{"comment", `/* c */ {}`, 1, 1, "unexpected character"},
 	}
 	for _, c := range cases {
-		_, err := Parse([]byte(c.in), Options{})
-		var se *SyntaxError
-		if !errors.As(err, &se) {
-			t.Errorf("Parse(%q) = %v, want a SyntaxError", c.in, err)
-			continue
-		}
-		if se.Line != c.line || se.Col != c.col || !strings.Contains(se.Msg, c.msg) {
-			t.Errorf("Parse(%q) = %v, want line %d column %d with %q", c.in, err, c.line, c.col, c.msg)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.in), Options{})
+			var se *SyntaxError
+			if !errors.As(err, &se) {
+				t.Errorf("Parse(%q) = %v, want a SyntaxError", c.in, err)
+				return
+			}
+			if se.Line != c.line || se.Col != c.col || !strings.Contains(se.Msg, c.msg) {
+				t.Errorf("Parse(%q) = %v, want line %d column %d with %q", c.in, err, c.line, c.col, c.msg)
+			}
+		})
 	}
 }
 
@@ -146,33 +149,38 @@ func TestUnmarshal(t *testing.T) {
 }
 
 func TestUnmarshalRefusals(t *testing.T) {
-	cases := []struct{ in, want string }{
-		{`{"Name":"x"}`, `$.Name: unknown field`},
-		{`{"NAME":"x"}`, `$.NAME: unknown field`},
-		{`{"name":"x","name":"y"}`, `duplicate key "name"`},
-		{`{"extra":1}`, `$.extra: unknown field`},
-		{`{"inner":{"Port":1}}`, `$.inner.Port: unknown field`},
-		{`{"name":1}`, `$.name: expected a string, found number`},
-		{`{"count":1.5}`, `$.count: expected an integer within range`},
-		{`{"count":"1"}`, `$.count: expected an integer, found string`},
-		{`{"count":99999999999999999999}`, `$.count: expected an integer within range`},
-		{`{"on":"true"}`, `$.on: expected a boolean`},
-		{`{"aud":"a"}`, `$.aud: expected an array, found string`},
-		{`{"aud":[1]}`, `$.aud[0]: expected a string`},
-		{`{"env":{"A":1}}`, `$.env.A: expected a string`},
-		{`{"env":{"a b":1}}`, `$.env["a b"]: expected a string`},
-		{`{"name":null}`, `$.name: expected a string, found null`},
-		{`{"ratio":1e400}`, `$.ratio: number out of range`},
-		{`[]`, `$: expected an object, found array`},
-		{`{"skipped":"x"}`, `$.skipped: unknown field`},
-		{`{"Skipped":"x"}`, `$.Skipped: unknown field`},
+	cases := []struct {
+		name     string
+		in, want string
+	}{
+		{"a field name capitalized", `{"Name":"x"}`, `$.Name: unknown field`},
+		{"a field name in upper case", `{"NAME":"x"}`, `$.NAME: unknown field`},
+		{"duplicate key", `{"name":"x","name":"y"}`, `duplicate key "name"`},
+		{"unknown field", `{"extra":1}`, `$.extra: unknown field`},
+		{"unknown field in a nested object", `{"inner":{"Port":1}}`, `$.inner.Port: unknown field`},
+		{"number for a string", `{"name":1}`, `$.name: expected a string, found number`},
+		{"fraction for an integer", `{"count":1.5}`, `$.count: expected an integer within range`},
+		{"string for an integer", `{"count":"1"}`, `$.count: expected an integer, found string`},
+		{"integer out of range", `{"count":99999999999999999999}`, `$.count: expected an integer within range`},
+		{"string for a boolean", `{"on":"true"}`, `$.on: expected a boolean`},
+		{"string for an array", `{"aud":"a"}`, `$.aud: expected an array, found string`},
+		{"number in a string array", `{"aud":[1]}`, `$.aud[0]: expected a string`},
+		{"number in a string map", `{"env":{"A":1}}`, `$.env.A: expected a string`},
+		{"map key that needs quoting in the path", `{"env":{"a b":1}}`, `$.env["a b"]: expected a string`},
+		{"null for a string", `{"name":null}`, `$.name: expected a string, found null`},
+		{"float out of range", `{"ratio":1e400}`, `$.ratio: number out of range`},
+		{"array for the object", `[]`, `$: expected an object, found array`},
+		{"field tagged - by its lower-case name", `{"skipped":"x"}`, `$.skipped: unknown field`},
+		{"field tagged - by its Go name", `{"Skipped":"x"}`, `$.Skipped: unknown field`},
 	}
 	for _, c := range cases {
-		var v target
-		err := Unmarshal([]byte(c.in), &v, Options{})
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("Unmarshal(%s) = %v, want %q", c.in, err, c.want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			var v target
+			err := Unmarshal([]byte(c.in), &v, Options{})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Unmarshal(%s) = %v, want %q", c.in, err, c.want)
+			}
+		})
 	}
 }
 

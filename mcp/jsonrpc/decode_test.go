@@ -198,27 +198,46 @@ func TestDuplicateKeysManyMembers(t *testing.T) {
 }
 
 func TestFoldKey(t *testing.T) {
-	for _, c := range []struct{ a, b string }{
-		{"abc", "ABC"}, {"k", "\u212a"}, {"s", "\u017f"}, {"straße", "STRASSE"}, {"é", "É"},
+	for _, c := range []struct {
+		name string
+		a, b string
+	}{
+		{"ASCII letters", "abc", "ABC"},
+		{"Kelvin sign", "k", "\u212a"},
+		{"long s", "s", "\u017f"},
+		{"sharp s and SS", "straße", "STRASSE"},
+		{"accented letter", "é", "É"},
 	} {
-		if (foldKey(c.a) == foldKey(c.b)) != strings.EqualFold(c.a, c.b) {
-			t.Errorf("foldKey disagrees with EqualFold for %q, %q", c.a, c.b)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if (foldKey(c.a) == foldKey(c.b)) != strings.EqualFold(c.a, c.b) {
+				t.Errorf("foldKey disagrees with EqualFold for %q, %q", c.a, c.b)
+			}
+		})
 	}
 }
 
 func TestIDJSON(t *testing.T) {
 	for _, c := range []struct {
-		in string
-		ok bool
+		name string
+		in   string
+		ok   bool
 	}{
-		{`1`, true}, {`"x"`, true}, {` -3 `, true}, {`null`, false}, {`1.0`, false}, {`true`, false}, {`"a`, false}, {`1 2`, false},
+		{"integer", `1`, true},
+		{"string", `"x"`, true},
+		{"white space around a number", ` -3 `, true},
+		{"null", `null`, false},
+		{"fraction", `1.0`, false},
+		{"boolean", `true`, false},
+		{"unterminated string", `"a`, false},
+		{"two values", `1 2`, false},
 	} {
-		var id ID
-		err := json.Unmarshal([]byte(c.in), &id)
-		if (err == nil) != c.ok {
-			t.Errorf("Unmarshal(%s): err = %v, want ok=%v", c.in, err, c.ok)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			var id ID
+			err := json.Unmarshal([]byte(c.in), &id)
+			if (err == nil) != c.ok {
+				t.Errorf("Unmarshal(%s): err = %v, want ok=%v", c.in, err, c.ok)
+			}
+		})
 	}
 	b, _ := json.Marshal(struct {
 		A ID `json:"a"`
