@@ -119,7 +119,7 @@ func backgroundArgs(sf *sessionFlags, f *flagSet, name string) []string {
 	}
 	for _, fl := range []struct{ flag, val string }{
 		{"provider", sf.provider}, {"model", sf.model}, {"base-url", sf.baseURL},
-		{"permission-mode", sf.mode}, {"system-prompt", sf.systemPrompt}, {"resume", sf.resume},
+		{"permission-mode", sf.mode}, {"system-prompt", sf.systemPrompt}, {"append-system-prompt", sf.appendSystemPrompt}, {"resume", sf.resume},
 		{"external-event-port", sf.eventPort},
 	} {
 		if f.isSet(fl.flag) {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -154,5 +155,56 @@ func TestE2EPrintInterrupted(t *testing.T) {
 	}
 	if code := cmd.ProcessState.ExitCode(); code != 130 {
 		t.Fatalf("exit %d, stdout %q stderr %q", code, out.String(), errb.String())
+	}
+}
+
+// TestE2ESystemPromptSettingsAndFlags: systemPrompt replaces the built-in
+// text and appendSystemPrompt adds to it; the flags win over the settings.
+func TestE2ESystemPromptSettingsAndFlags(t *testing.T) {
+	cases := []struct {
+		name     string
+		settings string
+		args     []string
+		want     []string
+		not      []string
+	}{
+		{"the built-in text", ``, nil, []string{"You are agent"}, nil},
+		{"appendSystemPrompt adds", `"appendSystemPrompt": "Always answer in French."`, nil, []string{"You are agent", "Always answer in French."}, nil},
+		{"the append flag wins", `"appendSystemPrompt": "from settings"`, []string{"--append-system-prompt", "from the flag"}, []string{"from the flag"}, []string{"from settings"}},
+		{"systemPrompt replaces", `"systemPrompt": "You are a terse bot."`, nil, []string{"You are a terse bot."}, []string{"You are agent"}},
+		{"the replace flag wins", `"systemPrompt": "setting text"`, []string{"--system-prompt", "flag text"}, []string{"flag text"}, []string{"setting text"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, srv := printSandbox(t, fakemodel.Reply{Text: "ok"})
+			if c.settings != "" {
+				s.write(".agent/settings.json", "{"+c.settings+"}")
+			}
+			r := s.run("", append([]string{"-p", "hi"}, c.args...)...)
+			if r.Code != 0 {
+				t.Fatalf("%+v", r)
+			}
+			var req struct {
+				Messages []struct {
+					Role    string `json:"role"`
+					Content any    `json:"content"`
+				} `json:"messages"`
+			}
+			json.Unmarshal(srv.Requests()[0], &req)
+			if len(req.Messages) == 0 || req.Messages[0].Role != "system" {
+				t.Fatalf("no system message: %s", srv.Requests()[0])
+			}
+			system := fmt.Sprint(req.Messages[0].Content)
+			for _, w := range c.want {
+				if !strings.Contains(system, w) {
+					t.Errorf("system message lacks %q: %s", w, system)
+				}
+			}
+			for _, n := range c.not {
+				if strings.Contains(system, n) {
+					t.Errorf("system message has %q: %s", n, system)
+				}
+			}
+		})
 	}
 }

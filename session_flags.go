@@ -20,6 +20,7 @@ import (
 // flags".
 type sessionFlags struct {
 	provider, model, baseURL, mode, systemPrompt, outputFormat, resume string
+	appendSystemPrompt                                                 string
 	print                                                              bool
 	eventGrants, eventProxies                                          []string
 	eventPort                                                          string
@@ -39,6 +40,7 @@ func (sf *sessionFlags) registerModel(f *flagSet) {
 	f.stringVar(&sf.baseURL, "base-url", "URL", "endpoint of the provider's API surface")
 	f.stringVar(&sf.mode, "permission-mode", "MODE", "default, plan, acceptEdits or bypassPermissions")
 	f.stringVar(&sf.systemPrompt, "system-prompt", "TEXT", "replaces the default system message")
+	f.stringVar(&sf.appendSystemPrompt, "append-system-prompt", "TEXT", "added to the end of the system message")
 }
 
 // registerRoot adds the flags of "agent [flags] [PROMPT]" and "agent -p".
@@ -82,6 +84,9 @@ func (e *env) startOptions(sf *sessionFlags, f *flagSet, fe frontEnd) agent.Star
 	}
 	if f.isSet("system-prompt") {
 		o.SystemPrompt = &sf.systemPrompt
+	}
+	if f.isSet("append-system-prompt") {
+		o.AppendSystemPrompt = &sf.appendSystemPrompt
 	}
 	return o
 }

@@ -19,6 +19,31 @@ import (
 	"agent/mcp/oauth"
 )
 
+// systemPrompt is the system message: --system-prompt, else the
+// systemPrompt setting, else DefaultSystemPrompt; then
+// --append-system-prompt, else the appendSystemPrompt setting (flags win;
+// docs/reference/runtime.md, "System prompt and instruction files").
+func systemPrompt(opts StartOptions, s *config.Settings) string {
+	system := DefaultSystemPrompt
+	switch {
+	case opts.SystemPrompt != nil:
+		system = *opts.SystemPrompt
+	case s.Prompt.SystemPrompt != nil:
+		system = s.Prompt.SystemPrompt.Value
+	}
+	appendText := ""
+	switch {
+	case opts.AppendSystemPrompt != nil:
+		appendText = *opts.AppendSystemPrompt
+	case s.Prompt.AppendSystemPrompt != nil:
+		appendText = s.Prompt.AppendSystemPrompt.Value
+	}
+	if appendText != "" {
+		system += "\n\n" + appendText
+	}
+	return system
+}
+
 // DefaultSystemPrompt is the system message when nothing replaces it.
 const DefaultSystemPrompt = `You are agent, a coding assistant working in the user's terminal, in the workspace directory. Use the tools to read, search and change files and to run commands; keep answers short and exact.`
 
@@ -45,7 +70,8 @@ type StartOptions struct {
 	// them first.
 	Provider, Model, BaseURL string
 	PermissionMode           string  // "": settings' permissions.defaultMode, else default
-	SystemPrompt             *string // nil: DefaultSystemPrompt
+	SystemPrompt             *string // --system-prompt; nil: the setting, else DefaultSystemPrompt
+	AppendSystemPrompt       *string // --append-system-prompt; nil: the setting, else nothing
 
 	// Headless refuses an untrusted workspace instead of running with user
 	// settings only (print mode, background sessions and mcp serve are
@@ -200,10 +226,7 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	system := DefaultSystemPrompt
-	if opts.SystemPrompt != nil {
-		system = *opts.SystemPrompt
-	}
+	system := systemPrompt(opts, s)
 	checker := NewChecker(CheckerOptions{Mode: mode, Allow: s.Permissions.Allow, Deny: s.Permissions.Deny, Workspace: ws, Home: home})
 
 	c := &WorkspaceSession{Settings: s, Workspace: ws, Home: home, Trusted: trusted, Model: choice, Permissions: checker}

@@ -134,6 +134,7 @@ type Settings struct {
 	Permissions     Permissions
 	DefaultModel    *ModelRef
 	Providers       map[string]*ProviderSettings
+	Prompt          PromptSettings // systemPrompt, appendSystemPrompt, instructions (prompt.go)
 	Diagnostics     []Diagnostic
 }
 
@@ -272,6 +273,16 @@ func (l *loader) file(f File, root *strictjson.Value) {
 			l.defaultModel(f, p, m.Value)
 		case "providers":
 			l.providers(f, p, m.Value)
+		case "systemPrompt":
+			if t := l.textSetting(f, p, m.Value); t != nil {
+				l.s.Prompt.SystemPrompt = t
+			}
+		case "appendSystemPrompt":
+			if t := l.textSetting(f, p, m.Value); t != nil {
+				l.s.Prompt.AppendSystemPrompt = t
+			}
+		case "instructions":
+			l.instructions(f, p, m.Value)
 		}
 		// Other top-level keys belong to other tools sharing these files
 		// (the .compat files): they are left alone.

@@ -674,3 +674,46 @@ func TestValidBaseURL(t *testing.T) {
 		}
 	}
 }
+
+func TestPromptSettings(t *testing.T) {
+	cases := []struct {
+		name                 string
+		fs                   files
+		trusted              bool
+		system, appendPrompt string
+		maxBytes             int
+		diags                []string
+	}{
+		{"none set", files{"user": `{}`}, true, "", "", 0, nil},
+		{"user keys", files{"user": `{"systemPrompt":"be brief","appendSystemPrompt":"use tabs","instructions":{"maxBytes":1024}}`}, true, "be brief", "use tabs", 1024, nil},
+		{"the project's key wins over the user's", files{"user": `{"appendSystemPrompt":"u"}`, "project": `{"appendSystemPrompt":"p"}`}, true, "", "p", 0, nil},
+		{"an untrusted project's key does not apply", files{"user": `{"appendSystemPrompt":"u"}`, "project": `{"appendSystemPrompt":"p"}`}, false, "", "u", 0, nil},
+		{"a prompt that is not a string", files{"user": `{"systemPrompt":7}`}, true, "", "", 0, []string{"$.systemPrompt: expected a string, found number; ignored"}},
+		{"maxBytes zero", files{"user": `{"instructions":{"maxBytes":0}}`}, true, "", "", 0, []string{"$.instructions.maxBytes: must be a whole number"}},
+		{"maxBytes a fraction", files{"user": `{"instructions":{"maxBytes":1.5}}`}, true, "", "", 0, []string{"$.instructions.maxBytes: must be a whole number"}},
+		{"maxBytes too large", files{"user": `{"instructions":{"maxBytes":99999999999}}`}, true, "", "", 0, []string{"$.instructions.maxBytes: must be a whole number"}},
+		{"an unknown instructions key", files{"user": `{"instructions":{"max":1}}`}, true, "", "", 0, []string{"$.instructions.max: unknown key"}},
+		{"instructions not an object", files{"user": `{"instructions":[]}`}, true, "", "", 0, []string{"$.instructions: expected an object"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := load(t, c.fs, c.trusted, nil)
+			text := func(ts *TextSetting) string {
+				if ts == nil {
+					return ""
+				}
+				return ts.Value
+			}
+			if got := text(s.Prompt.SystemPrompt); got != c.system {
+				t.Errorf("systemPrompt %q, want %q", got, c.system)
+			}
+			if got := text(s.Prompt.AppendSystemPrompt); got != c.appendPrompt {
+				t.Errorf("appendSystemPrompt %q, want %q", got, c.appendPrompt)
+			}
+			if s.Prompt.InstructionsMaxBytes != c.maxBytes {
+				t.Errorf("maxBytes %d, want %d", s.Prompt.InstructionsMaxBytes, c.maxBytes)
+			}
+			wantDiag(t, s, c.diags...)
+		})
+	}
+}
