@@ -104,8 +104,8 @@ func interactive(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops 
 	return terminalSession(ctx, e, sf, f, prompt, grants)
 }
 
-// commandRunner runs the slash commands that need the session: /mcp … and
-// /events … and /keybindings (docs/reference/cli.md, "In-session
+// commandRunner runs the slash commands that need the session: /mcp …,
+// /events …, /init and /keybindings (docs/reference/cli.md, "In-session
 // commands").
 func commandRunner(home string, live func() (*agent.WorkspaceSession, *eventEndpoint)) tui.CommandRunner {
 	return func(ctx context.Context, words []string) (string, error) {
@@ -118,6 +118,18 @@ func commandRunner(home string, live func() (*agent.WorkspaceSession, *eventEndp
 			return c.MCPCommand(ctx, words[1:])
 		case "/events":
 			return ep.command(words[1:])
+		case "/init":
+			if c == nil {
+				return "", errors.New("the session has not started")
+			}
+			// The turn shows itself as it runs; the command ends with it,
+			// so that plain line mode reads its next line only then.
+			turn, err := c.Session.Submit(agent.InitRequest())
+			if err != nil {
+				return "", err
+			}
+			_, err = turn.Wait(ctx)
+			return "", err
 		case "/keybindings":
 			path, created, err := keymap.Create(home)
 			if err != nil {

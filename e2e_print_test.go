@@ -208,3 +208,37 @@ func TestE2ESystemPromptSettingsAndFlags(t *testing.T) {
 		})
 	}
 }
+
+// TestE2EInitWritesAgentsFile: /init asks the model, with the read-only
+// tools and Write and Edit only, to write AGENTS.md; the write goes
+// through the permission check.
+func TestE2EInitWritesAgentsFile(t *testing.T) {
+	s, srv := printSandbox(t,
+		call("c1", "Write", `{"file_path":"AGENTS.md","content":"# Agents\n\nRun go test ./...\n"}`),
+		fakemodel.Reply{Text: "Wrote AGENTS.md."})
+	r := s.run("/init\n", "--permission-mode", "acceptEdits")
+	if r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	if got := s.read(s.Work + "/AGENTS.md"); !strings.Contains(got, "Run go test") {
+		t.Fatalf("AGENTS.md %q; stdout %q stderr %q", got, r.Stdout, r.Stderr)
+	}
+	var req struct {
+		Tools []struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	json.Unmarshal(srv.Requests()[0], &req)
+	var names []string
+	for _, tl := range req.Tools {
+		names = append(names, tl.Function.Name)
+	}
+	if strings.Join(names, ",") != "Read,Write,Edit,Glob,Grep" {
+		t.Fatalf("tools offered to /init: %v", names)
+	}
+	if !strings.Contains(string(srv.Requests()[0]), "AGENTS.md") {
+		t.Fatalf("the /init prompt: %s", srv.Requests()[0])
+	}
+}

@@ -77,6 +77,39 @@ type TurnRequest struct {
 	From        string
 	ClaimedName string // shown only as a claim, never trusted
 	NoTools     bool
+	// Tools, when not nil, are the only tools offered and run in this
+	// turn (the others answer as unknown); a call still goes through the
+	// permission check. /init offers the read-only tools and Write and
+	// Edit (docs/reference/runtime.md, "System prompt and instruction
+	// files").
+	Tools []string
+	// Display is what the UI shows for the prompt, when not the prompt
+	// itself (a command's long prompt shows as the command).
+	Display string
+}
+
+// offers reports whether the turn offers the tool named name.
+func (req TurnRequest) offers(name string) bool {
+	if req.NoTools {
+		return false
+	}
+	if req.Tools == nil {
+		return true
+	}
+	for _, t := range req.Tools {
+		if t == name {
+			return true
+		}
+	}
+	return false
+}
+
+// display is the prompt as the UI shows it.
+func (req TurnRequest) display() string {
+	if req.Display != "" {
+		return req.Display
+	}
+	return req.shown()
 }
 
 // Turn is a submitted prompt. Wait blocks until it ends.
@@ -258,7 +291,7 @@ func (s *Session) Submit(req TurnRequest) (*Turn, error) {
 	waiting := s.running != nil || len(s.queue) > 1
 	s.mu.Unlock()
 	if waiting {
-		s.emit(Event{Kind: EventQueued, Turn: t.ID, Text: req.shown(), From: req.From})
+		s.emit(Event{Kind: EventQueued, Turn: t.ID, Text: req.display(), From: req.From})
 	}
 	select {
 	case s.wake <- struct{}{}:
@@ -453,6 +486,9 @@ func (s *Session) request(t *Turn, msgs []providers.Message) (providers.Provider
 	}
 	for _, tool := range s.toolList() {
 		spec := tool.Spec()
+		if !t.Req.offers(spec.Name) {
+			continue
+		}
 		if s.opts.Permissions != nil && s.opts.Permissions.DeniedTool(spec.Name) {
 			continue // a deny rule naming a tool removes it (docs/reference/runtime.md, "Permission modes and rules")
 		}
@@ -487,7 +523,7 @@ func (req TurnRequest) shown() string {
 func (s *Session) runTurn(t *Turn) TurnResult {
 	ctx := t.ctx
 	res := TurnResult{Turn: t.ID}
-	s.emit(Event{Kind: EventTurnStart, Turn: t.ID, Text: t.Req.shown(), From: t.Req.From})
+	s.emit(Event{Kind: EventTurnStart, Turn: t.ID, Text: t.Req.display(), From: t.Req.From})
 
 	s.mu.Lock()
 	base := len(s.history)
@@ -680,7 +716,7 @@ func (s *Session) findTool(name string) tools.Tool {
 // runTool validates, checks and runs one call. Whatever the model sent, the
 // answer is a result for the model, never a crash.
 func (s *Session) runTool(ctx context.Context, t *Turn, c providers.ToolCall) tools.Result {
-	return s.callTool(ctx, t, c, t.Req.NoTools)
+	return s.callTool(ctx, t, c, !t.Req.offers(c.Name))
 }
 
 // callTool is runTool for a turn, or for a direct call when t is nil.

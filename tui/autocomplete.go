@@ -30,6 +30,7 @@ var slashCommands = []slashCommand{
 	{"/events", "this session's external-event grants", false},
 	{"/events revoke", "withdraw the grant GRANT_ID", true},
 	{"/keybindings", "create the keybindings overrides file", false},
+	{"/init", "ask the model to write or improve AGENTS.md for this repository", false},
 	{"/resume", "switch to a stored session of this workspace", false},
 	{"/model", "choose the provider and model", false},
 	{"/permissions", "switch the permission mode", false},

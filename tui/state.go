@@ -779,7 +779,7 @@ func (s *state) commandResult(words []string, out string, err error) {
 		s.notice("Usage: " + strings.TrimPrefix(err.Error(), agent.ErrUsage.Error()+": "))
 	case err != nil:
 		s.entries = append(s.entries, &entry{kind: entError, text: strings.Join(words, " ") + ": " + err.Error(), finished: true})
-	default:
+	case out != "":
 		s.output(out)
 	}
 	s.dirty = true
