@@ -193,40 +193,6 @@ func loopAnswer(n int) []byte {
 	return []byte(b.String())
 }
 
-// LoopFirst is the first request of the scripted tool loops: a static
-// system prompt, a system text of the session, the context message with
-// the instruction files, the prompt, and six tools.
-func loopFirst() *providers.Request {
-	var static, files strings.Builder
-	for i := range 60 {
-		fmt.Fprintf(&static, "Rule %d: keep changes small, test what you touch, and say what you did.\n", i)
-	}
-	for i := range 30 {
-		fmt.Fprintf(&files, "- Instruction %d of the project: run the tests of a package after changing it.\n", i)
-	}
-	req := &providers.Request{Model: "family-4-5", Messages: []providers.Message{
-		text(providers.RoleSystem, static.String()),
-		text(providers.RoleSystem, "Today is 2025-01-01. The workspace is /work/project."),
-		text(providers.RoleUser, "<instructions>\n"+files.String()+"</instructions>"),
-		text(providers.RoleUser, "Find where the parser drops the last line, and fix it."),
-	}, Cache: providers.Cache{Key: "session-1", StaticSystem: 1, Prefix: 3}}
-	for _, name := range []string{"Read", "Write", "Edit", "Bash", "Glob", "Grep"} {
-		req.Tools = append(req.Tools, providers.Tool{Name: name, Description: name + " works on the files of the workspace; paths are relative to its root.",
-			Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"the file"},"pattern":{"type":"string"},"limit":{"type":"integer"}},"required":["path"]}`)})
-	}
-	return req
-}
-
-// loopResult is a tool result of the scripted loop: a source file.
-func loopResult(n int, id string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "// file %d, read for %s\npackage parser\n", n, id)
-	for i := range 12 {
-		fmt.Fprintf(&b, "func step%d() int { return %d }\n", i, n*i)
-	}
-	return b.String()
-}
-
 // Over a scripted tool loop of 20 calls, each request repeats the bytes of
 // the request before it up to that request's last cache mark (marks
 // aside), marks that place again, and from the third call on at least 80%
@@ -237,7 +203,7 @@ func TestToolLoopCachePrefix(t *testing.T) {
 		Build: func(t testing.TB, url string, c *http.Client) providers.Provider {
 			return newWith(t, Options{BaseURL: url, Client: c})
 		},
-		First: loopFirst(), Steps: 20, Answer: loopAnswer, Result: loopResult,
+		First: pt.LoopRequest(), Steps: 20, Answer: loopAnswer, Result: pt.LoopResult,
 	}.Run(t)
 	if len(bodies) != 20 {
 		t.Fatalf("%d requests", len(bodies))

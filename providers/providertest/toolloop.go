@@ -2,9 +2,12 @@ package providertest
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -81,4 +84,42 @@ func (l ToolLoop) Run(t *testing.T) [][]byte {
 	mu.Lock()
 	defer mu.Unlock()
 	return bodies
+}
+
+// LoopRequest is a first request for a ToolLoop, shaped as the runtime's:
+// a static system prompt, a system text of the session, the context
+// message with the instruction files, the prompt, and six tools, with
+// the cache marks of docs/providers.md, "Prompt caching".
+func LoopRequest() *providers.Request {
+	var static, files strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&static, "Rule %d: keep changes small, test what you touch, and say what you did.\n", i)
+	}
+	for i := range 30 {
+		fmt.Fprintf(&files, "- Instruction %d of the project: run the tests of a package after changing it.\n", i)
+	}
+	text := func(role providers.Role, s string) providers.Message {
+		return providers.Message{Role: role, Content: []providers.Part{providers.Text{Text: s}}}
+	}
+	req := &providers.Request{Model: "family-4-5", Messages: []providers.Message{
+		text(providers.RoleSystem, static.String()),
+		text(providers.RoleSystem, "Today is 2025-01-01. The workspace is /work/project."),
+		text(providers.RoleUser, "<instructions>\n"+files.String()+"</instructions>"),
+		text(providers.RoleUser, "Find where the parser drops the last line, and fix it."),
+	}, Cache: providers.Cache{Key: "session-1", StaticSystem: 1, Prefix: 3}}
+	for _, name := range []string{"Read", "Write", "Edit", "Bash", "Glob", "Grep"} {
+		req.Tools = append(req.Tools, providers.Tool{Name: name, Description: name + " works on the files of the workspace; paths are relative to its root.",
+			Schema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"the file"},"pattern":{"type":"string"},"limit":{"type":"integer"}},"required":["path"]}`)})
+	}
+	return req
+}
+
+// LoopResult is a tool result for a ToolLoop: a small source file.
+func LoopResult(n int, id string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "// file %d, read for %s\npackage parser\n", n, id)
+	for i := range 12 {
+		fmt.Fprintf(&b, "func step%d() int { return %d }\n", i, n*i)
+	}
+	return b.String()
 }
