@@ -473,7 +473,9 @@ func (s *Session) request(t *Turn, msgs []providers.Message) (providers.Provider
 	s.mu.Lock()
 	p, model := s.provider, s.model
 	s.mu.Unlock()
-	req := &providers.Request{Model: model, MaxTokens: s.opts.MaxTokens}
+	// The session's id keys the provider's prompt cache: the same for
+	// every request of the session (docs/providers.md, "Prompt caching").
+	req := &providers.Request{Model: model, MaxTokens: s.opts.MaxTokens, Cache: providers.Cache{Key: s.id}}
 	if s.opts.SystemPrompt != "" {
 		req.Messages = append(req.Messages, providers.Message{Role: providers.RoleSystem, Content: []providers.Part{providers.Text{Text: s.opts.SystemPrompt}}})
 	}

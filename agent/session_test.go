@@ -165,6 +165,46 @@ func TestTurnText(t *testing.T) {
 	}
 }
 
+// recorder is a provider that records the requests it passes on.
+type recorder struct {
+	providers.Provider
+	mu   sync.Mutex
+	reqs []providers.Request
+}
+
+func (r *recorder) Chat(ctx context.Context, req *providers.Request) (*providers.Stream, error) {
+	r.mu.Lock()
+	r.reqs = append(r.reqs, *req)
+	r.mu.Unlock()
+	return r.Provider.Chat(ctx, req)
+}
+
+// Every request of a session carries the session's cache key, and only
+// its own (docs/providers.md, "Prompt caching").
+func TestRequestCacheKey(t *testing.T) {
+	echo := &echoTool{name: "Echo", risk: tools.RiskInspect}
+	reply := []fakemodel.Reply{{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Echo", Args: `{"text":"a"}`}}}, {Text: "done"}}
+	var keys []string
+	for range 2 {
+		h := newHarness(t, SessionOptions{Tools: []tools.Tool{echo}, Permissions: &rulePerms{}}, reply...)
+		id, model := h.sess.Model()
+		h.sess.mu.Lock()
+		rec := &recorder{Provider: h.sess.provider}
+		h.sess.mu.Unlock()
+		h.sess.SetModel(id, rec, model)
+		run(t, h.sess, "go")
+		rec.mu.Lock()
+		if len(rec.reqs) != 2 || rec.reqs[0].Cache.Key != h.sess.ID() || rec.reqs[1].Cache.Key != h.sess.ID() {
+			t.Fatalf("requests %+v, session %s", rec.reqs, h.sess.ID())
+		}
+		rec.mu.Unlock()
+		keys = append(keys, h.sess.ID())
+	}
+	if keys[0] == keys[1] {
+		t.Errorf("two sessions share the key %s", keys[0])
+	}
+}
+
 func TestToolLoop(t *testing.T) {
 	echo := &echoTool{name: "Echo", risk: tools.RiskInspect}
 	h := newHarness(t, SessionOptions{Tools: []tools.Tool{echo}, Permissions: &rulePerms{}},

@@ -69,6 +69,34 @@ type Request struct {
 	Effort Effort
 	// ResponseFormat constrains the answer; the zero value is free text.
 	ResponseFormat ResponseFormat
+	// Cache says where the request's stable prefix ends, for the APIs
+	// that cache prompts (docs/providers.md, "Prompt caching"); the zero
+	// value marks what a request shows by itself.
+	Cache Cache
+}
+
+// Cache marks the stable prefix of a request (docs/providers.md, "Prompt
+// caching"). A cache changes the cost and speed of a request, never its
+// answer. The zero value caches what needs no knowledge of the session:
+// the tools and the system text, and the conversation up to its newest
+// message; it sends no key.
+type Cache struct {
+	// Off sends the request without cache marks or key, as it went before
+	// the APIs cached prompts (for an endpoint that refuses them).
+	Off bool
+	// Key is the same for every request of one session and differs
+	// between sessions; the responses API routes the requests of one key
+	// to the same cache. Empty sends none.
+	Key string
+	// StaticSystem is how many of the request's system messages, from the
+	// first, are the same in every session (the static system prompt);
+	// the later ones hold what may differ between sessions (the date, the
+	// workspace). 0 means every system message is static.
+	StaticSystem int
+	// Prefix is how many messages, from the first, stay unchanged for the
+	// rest of the session: the system messages and the context message
+	// that carries the instruction files. 0 marks none.
+	Prefix int
 }
 
 // Role says who wrote a message.

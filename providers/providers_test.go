@@ -202,6 +202,10 @@ func TestValidate(t *testing.T) {
 		"temperature":         {Messages: []Message{user}, Temperature: &temp},
 		"schema format empty": {Messages: []Message{user}, ResponseFormat: ResponseFormat{Type: FormatJSONSchema}},
 		"format":              {Messages: []Message{user}, ResponseFormat: ResponseFormat{Type: 7}},
+		"cache static system beyond the system messages": {Messages: []Message{user}, Cache: Cache{StaticSystem: 1}},
+		"cache negative static system":                   {Messages: []Message{user}, Cache: Cache{StaticSystem: -1}},
+		"cache prefix beyond the messages":               {Messages: []Message{user}, Cache: Cache{Prefix: 2}},
+		"cache negative prefix":                          {Messages: []Message{user}, Cache: Cache{Prefix: -1}},
 	}
 	for name, r := range bad {
 		if err := r.Validate(); !errors.Is(err, ErrInvalidRequest) {
@@ -214,7 +218,8 @@ func TestValidate(t *testing.T) {
 		{Role: RoleAssistant, Content: []Part{Reasoning{Text: "r"}, ToolCall{ID: "1", Name: "a", Arguments: json.RawMessage(`{"cut off`)}}},
 		{Role: RoleTool, Content: []Part{ToolResult{CallID: "1", Content: []Part{Text{Text: "ok"}, Image{URL: "https://x/y.png"}}}}},
 	}, Tools: []Tool{{Name: "a", Schema: json.RawMessage(`{"type":"object"}`)}}, ToolChoice: ToolChoice{Mode: ToolNamed, Name: "a"}, Effort: EffortXHigh,
-		ResponseFormat: ResponseFormat{Type: FormatJSONSchema, Schema: json.RawMessage(`{"type":"object"}`)}}
+		ResponseFormat: ResponseFormat{Type: FormatJSONSchema, Schema: json.RawMessage(`{"type":"object"}`)},
+		Cache:          Cache{Key: "session-1", StaticSystem: 1, Prefix: 4}}
 	if err := good.Validate(); err != nil {
 		t.Errorf("good: %v", err)
 	}

@@ -15,7 +15,7 @@ import (
 // JSON: the conversation must still go on), tool names of 1 to 64
 // characters from [A-Za-z0-9_-] (docs/providers.md, "The Provider
 // interface"), unique tool names, a named tool choice naming an offered
-// tool, and known efforts.
+// tool, known efforts, and cache marks within the conversation.
 func (r *Request) Validate() error {
 	if len(r.Messages) == 0 {
 		return Invalid("no messages")
@@ -68,6 +68,24 @@ func (r *Request) Validate() error {
 		}
 	default:
 		return Invalid("unknown response format %d", r.ResponseFormat.Type)
+	}
+	return r.Cache.validate(r.Messages)
+}
+
+// validate checks that the marks of the stable prefix lie within the
+// conversation (docs/providers.md, "Prompt caching").
+func (c Cache) validate(msgs []Message) error {
+	system := 0
+	for _, m := range msgs {
+		if m.Role == RoleSystem {
+			system++
+		}
+	}
+	if c.StaticSystem < 0 || c.StaticSystem > system {
+		return Invalid("cache: %d static system messages of %d", c.StaticSystem, system)
+	}
+	if c.Prefix < 0 || c.Prefix > len(msgs) {
+		return Invalid("cache: a stable prefix of %d messages of %d", c.Prefix, len(msgs))
 	}
 	return nil
 }

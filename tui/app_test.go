@@ -121,7 +121,8 @@ func TestTypeSubmitAndStream(t *testing.T) {
 		h.expect("thinking")
 		h.expect("Esc abort")
 		h.emit(agent.Event{Kind: agent.EventText, Turn: "s/1", Text: "text\x1b[2J and `code`."},
-			agent.Event{Kind: agent.EventUsage, Turn: "s/1", Usage: &providers.Usage{InputTokens: 1200, OutputTokens: 34}},
+			// The cache counts are part of the input, not added to it.
+			agent.Event{Kind: agent.EventUsage, Turn: "s/1", Usage: &providers.Usage{InputTokens: 1200, OutputTokens: 34, CacheReadTokens: 1000, CacheWriteTokens: 150}},
 			agent.Event{Kind: agent.EventComplete, Turn: "s/1", Result: &agent.TurnResult{Status: agent.StatusComplete}})
 		h.expect("Some bold text[2J and code.")
 		h.expect("ctx 1.2k tokens")

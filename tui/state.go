@@ -599,7 +599,9 @@ func (s *state) event(ev agent.Event) {
 		}
 	case agent.EventUsage:
 		if ev.Usage != nil {
-			s.ctxTok = ev.Usage.InputTokens + ev.Usage.CacheReadTokens + ev.Usage.CacheWriteTokens + ev.Usage.OutputTokens
+			// InputTokens counts the whole prompt, its cached part
+			// included (docs/providers.md, "Prompt caching").
+			s.ctxTok = ev.Usage.InputTokens + ev.Usage.OutputTokens
 		}
 	case agent.EventComplete:
 		s.endTurn()

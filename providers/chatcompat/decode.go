@@ -251,11 +251,11 @@ func (u *usage) parse(sc *jsonscan.Scanner) {
 	for sc.More() {
 		switch sc.Key() {
 		case "prompt_tokens":
-			u.promptTokens = sc.Int()
+			u.promptTokens = max(sc.Int(), 0)
 		case "completion_tokens":
-			u.completionTokens = sc.Int()
+			u.completionTokens = max(sc.Int(), 0)
 		case "prompt_cache_hit_tokens":
-			u.cacheHit = sc.Int()
+			u.cacheHit = max(sc.Int(), 0)
 		case "prompt_tokens_details":
 			// Several servers send null here: Object then reads
 			// nothing, and the loop must not run on into usage's own
@@ -263,7 +263,7 @@ func (u *usage) parse(sc *jsonscan.Scanner) {
 			if sc.Object() {
 				for sc.More() {
 					if sc.Key() == "cached_tokens" {
-						u.cachedTokens = sc.Int()
+						u.cachedTokens = max(sc.Int(), 0)
 					} else {
 						sc.Skip()
 					}
@@ -273,7 +273,7 @@ func (u *usage) parse(sc *jsonscan.Scanner) {
 			if sc.Object() {
 				for sc.More() {
 					if sc.Key() == "reasoning_tokens" {
-						u.reasoningTokens = sc.Int()
+						u.reasoningTokens = max(sc.Int(), 0)
 					} else {
 						sc.Skip()
 					}

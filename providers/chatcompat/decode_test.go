@@ -10,6 +10,7 @@ import (
 
 func FuzzDecoder(f *testing.F) {
 	pt.SeedFromTestdata(f)
+	pt.SeedUsage(f, usageCases)
 	f.Add([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":-5,\"id\":\"a\"},{\"id\":\"b\"},{}]}}]}\n\n"))
 	f.Add([]byte("data: {\"error\":{\"code\":429}}\n\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -67,4 +68,42 @@ func TestLocalCallIDs(t *testing.T) {
 		}
 		seen[evs[0].ID] = true
 	}
+}
+
+// usageStream is a stream whose last chunk, after the finish reason,
+// reports usage, as stream_options.include_usage asks.
+func usageStream(usage string) string {
+	return "data: {\"id\":\"c-1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":null}]}\n\n" +
+		"data: {\"id\":\"c-1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" +
+		"data: {\"id\":\"c-1\",\"choices\":[],\"usage\":" + usage + "}\n\n" +
+		"data: [DONE]\n\n"
+}
+
+// usageCases: cache hits come as prompt_tokens_details.cached_tokens, or
+// as the reasoning API's prompt_cache_hit_tokens; prompt_tokens counts
+// them already.
+var usageCases = []pt.UsageCase{
+	pt.Usage("cached tokens in the details", usageStream(`{"prompt_tokens":2048,"completion_tokens":30,"total_tokens":2078,"prompt_tokens_details":{"cached_tokens":1920,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":12}}`),
+		providers.Usage{InputTokens: 2048, OutputTokens: 30, CacheReadTokens: 1920, ReasoningTokens: 12}),
+	pt.Usage("the reasoning API's hit count", usageStream(`{"prompt_tokens":1500,"completion_tokens":20,"total_tokens":1520,"prompt_cache_hit_tokens":1280,"prompt_cache_miss_tokens":220}`),
+		providers.Usage{InputTokens: 1500, OutputTokens: 20, CacheReadTokens: 1280}),
+	pt.Usage("both: the details win", usageStream(`{"prompt_tokens":1500,"completion_tokens":20,"prompt_cache_hit_tokens":1280,"prompt_cache_miss_tokens":220,"prompt_tokens_details":{"cached_tokens":1024}}`),
+		providers.Usage{InputTokens: 1500, OutputTokens: 20, CacheReadTokens: 1024}),
+	pt.Usage("no hit in the details, a hit count", usageStream(`{"prompt_tokens":1500,"completion_tokens":20,"prompt_tokens_details":{"cached_tokens":0},"prompt_cache_hit_tokens":640}`),
+		providers.Usage{InputTokens: 1500, OutputTokens: 20, CacheReadTokens: 640}),
+	pt.Usage("null details", usageStream(`{"prompt_tokens":9,"completion_tokens":2,"prompt_tokens_details":null,"completion_tokens_details":null}`),
+		providers.Usage{InputTokens: 9, OutputTokens: 2}),
+	pt.Usage("a negative count is none", usageStream(`{"prompt_tokens":-1,"completion_tokens":2,"prompt_cache_hit_tokens":-5,"prompt_tokens_details":{"cached_tokens":-5}}`),
+		providers.Usage{OutputTokens: 2}),
+}
+
+// The cache reads reach Usage, whole and at every split.
+func TestUsage(t *testing.T) {
+	pt.RunUsage(t, func(t testing.TB, ex providers.Executor) providers.Provider {
+		p, err := NewLocalProvider(LocalOptions{DefaultModel: "m", Executor: ex})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}, hello, usageCases)
 }

@@ -13,6 +13,7 @@ func FuzzDecoder(f *testing.F) {
 	f.Add([]byte("data: {\"candidates\":[{\"content\":{\"parts\":[{\"inlineData\":{\"data\":\"!!\"}}]}}]}\n\n"))
 	f.Add([]byte("data: {\"candidates\":[{\"content\":{\"parts\":[{\"functionCall\":{\"name\":\"f\",\"args\":null}}]},\"finishReason\":\"STOP\"}]}\n\n"))
 	f.Add([]byte("data: [{\"error\":{}}]\n\n"))
+	pt.SeedUsage(f, usageCases)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		pt.CheckDecoder(t, func() providers.Decoder { return NewDecoder() }, data)
 		ParseError(data)
@@ -53,4 +54,27 @@ func BenchmarkStream(b *testing.B) {
 		b.Fatal(err)
 	}
 	pt.BenchStream(b, p, hello(), body, n+2, n+1)
+}
+
+// usageStream is a stream of two chunks that report usage1 and usage2:
+// each chunk's usage replaces the one before.
+func usageStream(usage1, usage2 string) string {
+	return "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hi\"}],\"role\":\"model\"},\"index\":0}],\"usageMetadata\":" + usage1 + "}\n\n" +
+		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\".\"}],\"role\":\"model\"},\"index\":0,\"finishReason\":\"STOP\"}],\"usageMetadata\":" + usage2 + "}\n\n"
+}
+
+// usageCases: cache hits (implicit caching) come as
+// cachedContentTokenCount; promptTokenCount counts them already.
+var usageCases = []pt.UsageCase{
+	pt.Usage("cached tokens in the last chunk", usageStream(`{"promptTokenCount":5000,"candidatesTokenCount":1,"totalTokenCount":5001}`, `{"promptTokenCount":5000,"candidatesTokenCount":9,"totalTokenCount":5009,"cachedContentTokenCount":4096}`),
+		providers.Usage{InputTokens: 5000, OutputTokens: 9, CacheReadTokens: 4096}),
+	pt.Usage("cached tokens and thoughts", usageStream(`{"promptTokenCount":3000,"cachedContentTokenCount":2048,"thoughtsTokenCount":40}`, `{"promptTokenCount":3000,"candidatesTokenCount":7,"thoughtsTokenCount":40,"cachedContentTokenCount":2048,"promptTokensDetails":[{"modality":"TEXT","tokenCount":3000}],"cacheTokensDetails":[{"modality":"TEXT","tokenCount":2048}]}`),
+		providers.Usage{InputTokens: 3000, OutputTokens: 47, CacheReadTokens: 2048, ReasoningTokens: 40}),
+	pt.Usage("no cached tokens", usageStream(`{"promptTokenCount":8,"candidatesTokenCount":1}`, `{"promptTokenCount":8,"candidatesTokenCount":2}`),
+		providers.Usage{InputTokens: 8, OutputTokens: 2}),
+}
+
+// The cache reads reach Usage, whole and at every split.
+func TestUsage(t *testing.T) {
+	pt.RunUsage(t, func(t testing.TB, ex providers.Executor) providers.Provider { return newWith(t, Options{Executor: ex}) }, hello, usageCases)
 }

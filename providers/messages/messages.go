@@ -147,17 +147,23 @@ func (p *Provider) Chat(ctx context.Context, req *providers.Request) (*providers
 	})
 }
 
+// wireRequest is the request body. Its members go in the order of the
+// API's cache prefix (docs/providers.md, "Prompt caching"): the settings,
+// then the tools, the system text and the messages, so that the bytes of
+// a request up to a cache mark are the prefix the mark caches.
 type wireRequest struct {
 	Model        string            `json:"model"`
 	MaxTokens    int               `json:"max_tokens"`
-	System       string            `json:"system,omitempty"`
-	Messages     []wireMessage     `json:"messages"`
-	Tools        []wireTool        `json:"tools,omitempty"`
-	ToolChoice   *wireToolChoice   `json:"tool_choice,omitempty"`
 	Temperature  *float64          `json:"temperature,omitempty"`
 	Thinking     *wireThinking     `json:"thinking,omitempty"`
 	OutputConfig *wireOutputConfig `json:"output_config,omitempty"`
+	ToolChoice   *wireToolChoice   `json:"tool_choice,omitempty"`
 	Stream       bool              `json:"stream"`
+	Tools        []wireTool        `json:"tools,omitempty"`
+	// System is the system text: a string without cache marks, else a
+	// list of text blocks.
+	System   any           `json:"system,omitempty"`
+	Messages []wireMessage `json:"messages"`
 }
 
 type wireMessage struct {
@@ -178,7 +184,17 @@ type block struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   []block         `json:"content,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
+	Cache     *cacheControl   `json:"cache_control,omitempty"`
 }
+
+// cacheControl is a cache mark: the prefix up to and including the block
+// that carries it is cached (docs/providers.md, "Prompt caching").
+type cacheControl struct {
+	Type string `json:"type"`
+}
+
+// ephemeral is the one kind of mark the API takes.
+var ephemeral = &cacheControl{Type: "ephemeral"}
 
 type imageSource struct {
 	Type      string `json:"type"`
@@ -191,6 +207,7 @@ type wireTool struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema"`
+	Cache       *cacheControl   `json:"cache_control,omitempty"`
 }
 
 type wireToolChoice struct {
@@ -242,7 +259,8 @@ func (p *Provider) Body(req *providers.Request) ([]byte, string, error) {
 			w.MaxTokens = 32000
 		}
 	}
-	w.System, w.Messages = wireMessages(req.Messages)
+	conv := wireMessages(req.Messages)
+	w.Messages = conv.messages
 	if len(w.Messages) == 0 {
 		return fail(providers.Invalid("no user or assistant messages"))
 	}
@@ -303,11 +321,88 @@ func (p *Provider) Body(req *providers.Request) ([]byte, string, error) {
 		}
 		w.OutputConfig.Format = &wireFormat{Type: "json_schema", Schema: rf.Schema}
 	}
+	if req.Cache.Off {
+		if len(conv.system) > 0 {
+			w.System = conv.systemText(0, len(conv.system))
+		}
+	} else if system := markCache(&w, conv, req.Cache); len(system) > 0 {
+		w.System = system
+	}
 	out, err := json.Marshal(w)
 	if err != nil {
 		return fail(providers.Invalid("encoding the request: %v", err))
 	}
 	return out, model, nil
+}
+
+// markCache places the cache marks (docs/providers.md, "Prompt caching")
+// and returns the system blocks, the static part apart from the rest.
+// The API takes four marks at most: one after the tools and the static
+// system text; one after the stable prefix of the session (the context
+// message); one on the block where the request before this step ended,
+// which that request wrote, so that it is read even when this step added
+// more blocks than the API looks back over from a mark (20); and one on
+// the newest block, which writes the conversation for the next step. The
+// API caches nothing shorter than its minimum length, and says so by
+// reporting no cache write; a mark on such a prefix costs nothing.
+func markCache(w *wireRequest, conv conversation, c providers.Cache) []block {
+	var system []block
+	static := len(conv.system)
+	if c.StaticSystem > 0 {
+		static = 0
+		for _, s := range conv.system {
+			if s.nth < c.StaticSystem {
+				static++
+			}
+		}
+	}
+	if static > 0 {
+		system = append(system, block{Type: "text", Text: conv.systemText(0, static), Cache: ephemeral})
+	} else if n := len(w.Tools); n > 0 {
+		w.Tools[n-1].Cache = ephemeral
+	}
+	if static < len(conv.system) {
+		system = append(system, block{Type: "text", Text: conv.systemText(static, len(conv.system))})
+	}
+	msgs := w.Messages
+	var marks []blockRef
+	if end, ok := conv.prefixEnd(c.Prefix); ok {
+		marks = append(marks, end)
+	}
+	// The request before this step ended with the message before the
+	// newest answer of the model.
+	for i := len(msgs) - 2; i > 0; i-- {
+		if msgs[i].Role == "assistant" {
+			marks = append(marks, blockRef{msg: i - 1, block: len(msgs[i-1].Content) - 1})
+			break
+		}
+	}
+	marks = append(marks, blockRef{msg: len(msgs) - 1, block: len(msgs[len(msgs)-1].Content) - 1})
+	last := blockRef{msg: -1}
+	for _, r := range marks {
+		r, ok := markable(msgs, r)
+		if ok && last.before(r) {
+			msgs[r.msg].Content[r.block].Cache = ephemeral
+			last = r
+		}
+	}
+	return system
+}
+
+// markable moves r back to the nearest block that may carry a cache mark:
+// not a thinking block, which the API refuses to mark.
+func markable(msgs []wireMessage, r blockRef) (blockRef, bool) {
+	for r.msg >= 0 {
+		for ; r.block >= 0; r.block-- {
+			if t := msgs[r.msg].Content[r.block].Type; t != "thinking" && t != "redacted_thinking" {
+				return r, true
+			}
+		}
+		if r.msg--; r.msg >= 0 {
+			r.block = len(msgs[r.msg].Content) - 1
+		}
+	}
+	return r, false
 }
 
 // historyTools returns a placeholder definition for each tool the
@@ -386,45 +481,94 @@ func modelVersion(model string) (major, minor int, ok bool) {
 	return nums[0], nums[1], true
 }
 
+// conversation is a request's conversation in the API's terms.
+type conversation struct {
+	system   []systemText
+	messages []wireMessage
+	ends     []blockRef // the last block of each message of the request; msg -1 for none
+}
+
+// systemText is one text of a system message.
+type systemText struct {
+	text string
+	nth  int // the system message it came from: 0 for the first
+}
+
+// blockRef names a block of a wire message.
+type blockRef struct{ msg, block int }
+
+func (r blockRef) before(o blockRef) bool {
+	return r.msg < o.msg || r.msg == o.msg && r.block < o.block
+}
+
+// systemText joins the system texts from..to as the system prompt always
+// joined them.
+func (c conversation) systemText(from, to int) string {
+	var b strings.Builder
+	for i, s := range c.system[from:to] {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(s.text)
+	}
+	return b.String()
+}
+
+// prefixEnd is the last block of the first n messages of the request,
+// when they have one outside the system text.
+func (c conversation) prefixEnd(n int) (blockRef, bool) {
+	for i := n - 1; i >= 0; i-- {
+		if c.ends[i].msg >= 0 {
+			return c.ends[i], true
+		}
+	}
+	return blockRef{}, false
+}
+
 // wireMessages converts the conversation: system messages join into the
 // system prompt; tool results become tool_result blocks of a user message;
 // consecutive messages of one role merge, as the API wants turns to
 // alternate. Reasoning goes back only with its signature (or as a
 // redacted block): the API refuses thinking it cannot verify, such as
 // another provider's.
-func wireMessages(msgs []providers.Message) (string, []wireMessage) {
-	var system []string
+func wireMessages(msgs []providers.Message) conversation {
+	c := conversation{ends: make([]blockRef, len(msgs))}
+	nth := 0
 	var out []wireMessage
-	add := func(role string, blocks []block) {
+	add := func(i int, role string, blocks []block) {
+		c.ends[i] = blockRef{msg: -1}
 		if len(blocks) == 0 {
 			return
 		}
 		if n := len(out); n > 0 && out[n-1].Role == role {
 			out[n-1].Content = append(out[n-1].Content, blocks...)
-			return
+		} else {
+			out = append(out, wireMessage{Role: role, Content: blocks})
 		}
-		out = append(out, wireMessage{Role: role, Content: blocks})
+		c.ends[i] = blockRef{msg: len(out) - 1, block: len(out[len(out)-1].Content) - 1}
 	}
-	for _, m := range msgs {
+	for i, m := range msgs {
 		var blocks []block
 		switch m.Role {
 		case providers.RoleSystem:
 			for _, p := range m.Content {
 				if t, ok := p.(providers.Text); ok && t.Text != "" {
-					system = append(system, t.Text)
+					c.system = append(c.system, systemText{text: t.Text, nth: nth})
 				}
 			}
+			nth++
+			c.ends[i] = blockRef{msg: -1}
 			continue
 		case providers.RoleUser:
 			blocks = contentBlocks(m.Content)
-			add("user", blocks)
+			add(i, "user", blocks)
 		case providers.RoleTool:
 			for _, p := range m.Content {
 				if tr, ok := p.(providers.ToolResult); ok {
 					blocks = append(blocks, block{Type: "tool_result", ToolUseID: tr.CallID, Content: contentBlocks(tr.Content), IsError: tr.IsError})
 				}
 			}
-			add("user", blocks)
+			add(i, "user", blocks)
 		case providers.RoleAssistant:
 			for _, p := range m.Content {
 				switch p := p.(type) {
@@ -449,10 +593,11 @@ func wireMessages(msgs []providers.Message) (string, []wireMessage) {
 					blocks = append(blocks, block{Type: "tool_use", ID: p.ID, Name: p.Name, Input: toolInput(p.Arguments)})
 				}
 			}
-			add("assistant", blocks)
+			add(i, "assistant", blocks)
 		}
 	}
-	return strings.Join(system, "\n\n"), out
+	c.messages = out
+	return c
 }
 
 // foreignReasoning recognises reasoning that another API produced: the

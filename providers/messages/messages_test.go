@@ -165,6 +165,10 @@ func TestRequestBodies(t *testing.T) {
 		// be called.
 		{"history_tools_turn_without_tools", providers.Request{Model: "family-4-5", Messages: conversation, ToolChoice: providers.ToolChoice{Mode: providers.ToolNone}}},
 		{"tool_none_small_budget", providers.Request{Model: "gateway/family", Messages: conversation[:3], Tools: tools, ToolChoice: providers.ToolChoice{Mode: providers.ToolNone}, Effort: providers.EffortMax, MaxTokens: 4000}},
+		// The static system text and the rest apart, the stable prefix
+		// (the first user message) marked; and no marks at all.
+		{"cache_static_system_prefix", providers.Request{Model: "family-4-5", Messages: conversation, Tools: tools, Cache: providers.Cache{StaticSystem: 1, Prefix: 3}}},
+		{"cache_off", providers.Request{Model: "family-4-5", Messages: conversation, Tools: tools, Cache: providers.Cache{Off: true, Key: "ignored"}}},
 	}
 	data, _ := os.ReadFile("testdata/text.sse")
 	for _, c := range cases {
@@ -283,8 +287,7 @@ func TestForeignReasoningLeftOut(t *testing.T) {
 		}},
 		{Role: providers.RoleUser, Content: []providers.Part{providers.Text{Text: "next"}}},
 	}
-	_, wire := wireMessages(msgs)
-	b, _ := json.Marshal(wire)
+	b, _ := json.Marshal(wireMessages(msgs).messages)
 	got := string(b)
 	if strings.Contains(got, "rs_1") || strings.Contains(got, "genai:") {
 		t.Fatalf("foreign reasoning sent: %s", got)
@@ -329,7 +332,7 @@ func TestEffortLevels(t *testing.T) {
 		{"before 4.6 a budget of at most half of max_tokens", "family-4-5", providers.EffortMax, `"thinking":{"type":"enabled","budget_tokens":16000}`},
 		{"a budget for low effort", "family-3-7", providers.EffortLow, `"thinking":{"type":"enabled","budget_tokens":2048}`},
 		{"a budget capped by the default max_tokens", "family-3-7", providers.EffortHigh, `"thinking":{"type":"enabled","budget_tokens":2048}`},
-		{"no thinking before 3.7", "family-3-5", providers.EffortHigh, `"max_tokens":4096,"messages"`},
+		{"no thinking before 3.7", "family-3-5", providers.EffortHigh, `"max_tokens":4096,"stream":true,"messages"`},
 		{"a name without a version takes a budget", "gateway/family", providers.EffortMedium, `"thinking":{"type":"enabled","budget_tokens":2048}`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 func FuzzDecoder(f *testing.F) {
 	pt.SeedFromTestdata(f)
+	pt.SeedUsage(f, usageCases)
 	f.Add([]byte("data: {\"type\":\"response.output_text.delta\",\"output_index\":99,\"delta\":\"x\"}\n\n"))
 	f.Add([]byte("data: {\"type\":\"response.output_item.added\",\"output_index\":-1,\"item\":{}}\n\n"))
 	f.Add([]byte("data: {\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"arguments\":{}}}\n\n"))
@@ -55,4 +56,29 @@ func BenchmarkStream(b *testing.B) {
 		b.Fatal(err)
 	}
 	pt.BenchStream(b, p, hello(), body, n+2, n+3)
+}
+
+// usageStream is a stream that ends with typ carrying usage.
+func usageStream(typ, usage string) string {
+	return "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[]}}\n\n" +
+		"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"delta\":\"hi\"}\n\n" +
+		"event: " + typ + "\ndata: {\"type\":\"" + typ + "\",\"response\":{\"id\":\"resp_1\",\"status\":\"completed\",\"incomplete_details\":{\"reason\":\"max_output_tokens\"},\"usage\":" + usage + "}}\n\n"
+}
+
+// usageCases: cache hits come as input_tokens_details.cached_tokens;
+// input_tokens counts them already, and the API reports no writes.
+var usageCases = []pt.UsageCase{
+	pt.Usage("cached tokens", usageStream("response.completed", `{"input_tokens":9000,"input_tokens_details":{"cached_tokens":8704},"output_tokens":50,"output_tokens_details":{"reasoning_tokens":10},"total_tokens":9050}`),
+		providers.Usage{InputTokens: 9000, OutputTokens: 50, CacheReadTokens: 8704, ReasoningTokens: 10}),
+	pt.Usage("an incomplete response", usageStream("response.incomplete", `{"input_tokens":4096,"input_tokens_details":{"cached_tokens":3072},"output_tokens":100}`),
+		providers.Usage{InputTokens: 4096, OutputTokens: 100, CacheReadTokens: 3072}),
+	pt.Usage("no details", usageStream("response.completed", `{"input_tokens":12,"output_tokens":3}`),
+		providers.Usage{InputTokens: 12, OutputTokens: 3}),
+	pt.Usage("null details", usageStream("response.completed", `{"input_tokens":12,"input_tokens_details":null,"output_tokens":3,"output_tokens_details":null}`),
+		providers.Usage{InputTokens: 12, OutputTokens: 3}),
+}
+
+// The cache reads reach Usage, whole and at every split.
+func TestUsage(t *testing.T) {
+	pt.RunUsage(t, func(t testing.TB, ex providers.Executor) providers.Provider { return newWith(t, Options{Executor: ex}) }, hello, usageCases)
 }

@@ -14,7 +14,9 @@ package responses
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -367,6 +369,7 @@ type wireRequest struct {
 	Store           *bool          `json:"store,omitempty"`
 	Include         []string       `json:"include,omitempty"`
 	Text            *wireText      `json:"text,omitempty"`
+	PromptCacheKey  string         `json:"prompt_cache_key,omitempty"`
 	Stream          bool           `json:"stream"`
 }
 
@@ -431,6 +434,9 @@ func (p *Provider) responsesBody(req *providers.Request) ([]byte, string, error)
 		return nil, "", err
 	}
 	w := wireRequest{Model: model, MaxOutputTokens: req.MaxTokens, Temperature: req.Temperature, Store: p.opts.Store, Stream: true}
+	if !req.Cache.Off {
+		w.PromptCacheKey = cacheKey(req.Cache.Key)
+	}
 	w.Instructions, w.Input = p.input(req.Messages)
 	if len(w.Input) == 0 {
 		return fail(providers.Invalid("no user or assistant messages"))
@@ -494,6 +500,18 @@ func (p *Provider) responsesBody(req *providers.Request) ([]byte, string, error)
 		return fail(providers.Invalid("encoding the request: %v", err))
 	}
 	return out, model, nil
+}
+
+// cacheKey is the prompt_cache_key sent for a session's key
+// (docs/providers.md, "Prompt caching"): the key itself, or its SHA-256
+// in hex when it is longer than the 64 characters the API takes, which
+// keeps it stable and apart from other sessions' keys.
+func cacheKey(key string) string {
+	if len(key) <= 64 {
+		return key
+	}
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
 }
 
 // input converts the conversation to input items: system messages join

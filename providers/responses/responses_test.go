@@ -232,6 +232,7 @@ func TestRequestBodies(t *testing.T) {
 		{"chat_strict_options_format", Options{APISurface: SurfaceChatCompletions, StrictTools: true, ResponseFormat: FormatJSONSchema, JSONSchema: &JSONSchema{Schema: schema}, Reasoning: Reasoning{Effort: "high"}},
 			providers.Request{Model: "gw/model", Messages: conversation, Tools: tools}},
 		{"chat_no_stream_usage", Options{BaseURL: "http://127.0.0.1:8000/v1", OmitStreamUsage: true}, providers.Request{Model: "local-model", Messages: conversation[:2], Effort: providers.EffortLow}},
+		{"cache_key", Options{}, providers.Request{Model: "model-5", Messages: conversation, Tools: tools, Cache: providers.Cache{Key: "20250101-120000-0a1b2c3d", StaticSystem: 1, Prefix: 2}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
