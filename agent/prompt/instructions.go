@@ -17,8 +17,8 @@ import (
 	"agent/internal/securefile"
 )
 
-// Limits of the instruction files (docs/reference/runtime.md, "Instruction
-// files").
+// Limits of the instruction files (docs/reference/runtime.md, "Limits of
+// the instruction files").
 const (
 	// MaxFileBytes is the largest instruction or imported file read; a
 	// larger one is skipped with a diagnostic.
@@ -303,15 +303,13 @@ func (l *Loader) Attach(path string) *Set {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(l.ws, p)
 	}
-	p = filepath.Clean(p)
-	if real, err := filepath.EvalSymlinks(p); err == nil {
-		p = real
+	dir := filepath.Clean(p)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		dir = filepath.Dir(dir)
 	}
-	dir := p
-	if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
-		dir = filepath.Dir(p)
-	}
-	if dir == l.ws || !within(l.ws, dir) {
+	// The folders are judged, and their files read, by their real paths.
+	dir, err := filepath.EvalSymlinks(dir)
+	if err != nil || dir == l.ws || !within(l.ws, dir) {
 		return nil
 	}
 	l.mu.Lock()

@@ -526,6 +526,7 @@ func TestAttach(t *testing.T) {
 		".git/": "", "AGENTS.md": "root rules",
 		"a/AGENTS.md": "a rules", "a/b/CLAUDE.md": "b rules", "a/b/x.go": "", "a/c/AGENTS.md": "root rules",
 		"a/d/AGENTS.md": "@../../AGENTS.md\nd rules", "e/AGENTS.md": "@../../outside.md",
+		"g/AGENTS.md": "g rules", "lg": "-> g", "out": "-> ..",
 	})
 	l := NewLoader(LoaderOptions{Workspace: root, Trusted: true})
 	l.Load()
@@ -546,6 +547,8 @@ func TestAttach(t *testing.T) {
 		{name: "outside the workspace: nothing", path: "/etc/passwd", none: true},
 		{name: "an import escaping the root", path: "e/f.go", files: []string{"e/AGENTS.md"}, diags: []string{"import outside the repository e/AGENTS.md:1"}},
 		{name: "the empty path: nothing", path: "", none: true},
+		{name: "a path through a link: the real folder", path: "lg/new.go", files: []string{"g/AGENTS.md"}},
+		{name: "a link out of the workspace: nothing", path: "out/x.go", none: true},
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {

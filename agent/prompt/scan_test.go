@@ -106,14 +106,19 @@ func FuzzScanImports(f *testing.F) {
 	})
 }
 
-// BenchmarkScanImportsBackticks: a paragraph of unmatched backtick runs of
-// growing length stays linear.
+// BenchmarkScanImportsBackticks: a file-sized paragraph of import lines
+// between backtick runs of which none closes another (each length occurs
+// once), the case where a naive search for closers is quadratic.
 func BenchmarkScanImportsBackticks(b *testing.B) {
 	var sb strings.Builder
-	for i := 1; sb.Len() < MaxFileBytes; i++ {
-		sb.WriteString(strings.Repeat("`", i%300+1) + " a\n@x.md\n")
+	lines := 0
+	for ; sb.Len() < MaxFileBytes-1000; lines++ {
+		sb.WriteString("x " + strings.Repeat("`", lines+1) + " a\n@x.md\n")
 	}
 	text := sb.String()
+	if n := len(ScanImports(text)); n != lines {
+		b.Fatalf("%d imports, want %d: a run found a closer", n, lines)
+	}
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
 		ScanImports(text)
