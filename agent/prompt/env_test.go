@@ -25,7 +25,7 @@ func TestEnvironmentBlock(t *testing.T) {
 		{
 			name: "a repository on a branch",
 			env: Environment{Workspace: "/home/u/src/app", GitRepository: true, GitBranch: "main", Host: testHost, Date: date,
-				Model: "claude-sonnet-4-5", PermissionMode: "default"},
+				Model: "example-model-1", PermissionMode: "default"},
 			want: `# Environment
 
 Workspace: /home/u/src/app
@@ -34,7 +34,7 @@ Operating system: Linux 6.8.0 (Ubuntu 24.04 LTS)
 Architecture: amd64
 Shell: /bin/bash
 Today's date: 2026-03-01 (Sunday)
-Model: claude-sonnet-4-5
+Model: example-model-1
 Permission mode: default
 Sandbox: off`,
 		},
