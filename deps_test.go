@@ -140,6 +140,12 @@ func allowedImport(from, imp string, std bool) (bool, string) {
 		// limits); they read no settings, and the runtime that offers them
 		// imports them, never the reverse (docs/design.md).
 		return under(to, "internal"), "agent/tools imports only internal"
+	case from == "agent/prompt":
+		// The prompt builder is given the workspace, the home and the
+		// limits; it reads instruction files and runs git, never the
+		// runtime that calls it (docs/reference/runtime.md, "System prompt
+		// and instruction files").
+		return to == "config" || under(to, "internal"), "agent/prompt imports only config and internal"
 	case under(from, "agent"):
 		// The runtime's sub-packages serve it and never import it.
 		return to == "config" || under(to, "providers") || under(to, "mcp") || under(to, "internal") || (under(to, "agent") && to != "agent" && to != from), "agent imports config, providers, mcp, internal and its sub-packages, which do not import agent"
@@ -220,6 +226,14 @@ func TestImportRuleTable(t *testing.T) {
 		{"the tools import no mcp", "agent/tools", "agent/mcp", false, false},
 		{"the tools import no providers", "agent/tools", "agent/providers", false, false},
 		{"the tools may import internal packages", "agent/tools", "agent/internal/netguard", false, true},
+		{"agent may import the prompt builder", "agent", "agent/agent/prompt", false, true},
+		{"the prompt builder imports no agent", "agent/prompt", "agent/agent", false, false},
+		{"the prompt builder imports no mcp", "agent/prompt", "agent/mcp", false, false},
+		{"the prompt builder imports no providers", "agent/prompt", "agent/providers", false, false},
+		{"the prompt builder imports no tui", "agent/prompt", "agent/tui", false, false},
+		{"the prompt builder imports no tools", "agent/prompt", "agent/agent/tools", false, false},
+		{"the prompt builder may import config", "agent/prompt", "agent/config", false, true},
+		{"the prompt builder may import internal packages", "agent/prompt", "agent/internal/securefile", false, true},
 		{"tui may import the tools", "tui", "agent/agent/tools", false, true},
 		{"tui may import agent", "tui", "agent/agent", false, true},
 		{"tui imports no providers", "tui", "agent/providers", false, false},
