@@ -105,7 +105,7 @@ func interactive(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops 
 }
 
 // commandRunner runs the slash commands that need the session: /mcp …,
-// /events …, /init and /keybindings (docs/reference/cli.md, "In-session
+// /events …, /memory, /context, /init and /keybindings (docs/reference/cli.md, "In-session
 // commands").
 func commandRunner(home string, live func() (*agent.WorkspaceSession, *eventEndpoint)) tui.CommandRunner {
 	return func(ctx context.Context, words []string) (string, error) {
@@ -118,6 +118,16 @@ func commandRunner(home string, live func() (*agent.WorkspaceSession, *eventEndp
 			return c.MCPCommand(ctx, words[1:])
 		case "/events":
 			return ep.command(words[1:])
+		case "/memory":
+			if c == nil {
+				return "", errors.New("the session has not started")
+			}
+			return c.MemoryCommand(words[1:])
+		case "/context":
+			if c == nil {
+				return "", errors.New("the session has not started")
+			}
+			return c.ContextReport(), nil
 		case "/init":
 			if c == nil {
 				return "", errors.New("the session has not started")

@@ -93,7 +93,7 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 	}
 	switch sf.outputFormat {
 	case "json", "stream-json":
-		out.writeJSON(finalJSON(id, res))
+		out.writeJSON(finalJSON(id, res, instructionPaths(c)))
 	default:
 		if res.Status == agent.StatusComplete || res.Text != "" {
 			out.writeText(res.Text)
@@ -217,18 +217,19 @@ func toUsage(u providers.Usage) usageJSON {
 // finalJSON is the one object of the json format and the last line of
 // stream-json: the answer under "result", the session id, usage and stop
 // reason (docs/reference/cli.md, "Output formats").
-func finalJSON(id string, res agent.TurnResult) []byte {
+func finalJSON(id string, res agent.TurnResult, instructionFiles []string) []byte {
 	v := struct {
-		Type       string    `json:"type"`
-		Subtype    string    `json:"subtype"`
-		IsError    bool      `json:"is_error"`
-		Result     string    `json:"result"`
-		SessionID  string    `json:"session_id"`
-		StopReason string    `json:"stop_reason"`
-		Usage      usageJSON `json:"usage"`
-		Error      string    `json:"error,omitempty"`
+		Type             string    `json:"type"`
+		Subtype          string    `json:"subtype"`
+		IsError          bool      `json:"is_error"`
+		Result           string    `json:"result"`
+		SessionID        string    `json:"session_id"`
+		StopReason       string    `json:"stop_reason"`
+		Usage            usageJSON `json:"usage"`
+		InstructionFiles []string  `json:"instruction_files"`
+		Error            string    `json:"error,omitempty"`
 	}{Type: "result", Subtype: string(res.Status), IsError: res.Status != agent.StatusComplete, Result: res.Text,
-		SessionID: id, StopReason: res.StopReason, Usage: toUsage(res.Usage)}
+		SessionID: id, StopReason: res.StopReason, Usage: toUsage(res.Usage), InstructionFiles: instructionFiles}
 	if res.Err != nil {
 		v.Error = res.Err.Error()
 	}
@@ -263,4 +264,16 @@ func streamJSON(ev agent.Event) []byte {
 		return nil
 	}
 	return b
+}
+
+// instructionPaths are the instruction files the session loaded at its
+// start, for --output-format json; never null.
+func instructionPaths(c *agent.WorkspaceSession) []string {
+	out := []string{}
+	if set := c.Instructions.Files(); set != nil {
+		for _, f := range set.Files {
+			out = append(out, f.Path)
+		}
+	}
+	return out
 }

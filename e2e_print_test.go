@@ -191,10 +191,15 @@ func TestE2ESystemPromptSettingsAndFlags(t *testing.T) {
 				} `json:"messages"`
 			}
 			json.Unmarshal(srv.Requests()[0], &req)
-			if len(req.Messages) == 0 || req.Messages[0].Role != "system" {
+			system := ""
+			for _, m := range req.Messages {
+				if m.Role == "system" {
+					system += fmt.Sprint(m.Content) + "\n"
+				}
+			}
+			if system == "" {
 				t.Fatalf("no system message: %s", srv.Requests()[0])
 			}
-			system := fmt.Sprint(req.Messages[0].Content)
 			for _, w := range c.want {
 				if !strings.Contains(system, w) {
 					t.Errorf("system message lacks %q: %s", w, system)
@@ -240,5 +245,79 @@ func TestE2EInitWritesAgentsFile(t *testing.T) {
 	}
 	if !strings.Contains(string(srv.Requests()[0]), "AGENTS.md") {
 		t.Fatalf("the /init prompt: %s", srv.Requests()[0])
+	}
+}
+
+// TestE2EInstructionFilesReachTheModel: the first request carries the
+// environment block and, in the context message, the user's and the
+// repository's instruction files and the git snapshot; a file below the
+// workspace is attached to the result of the first tool call that reaches
+// its folder; a missing import is a diagnostic on stderr, not a failure.
+func TestE2EInstructionFilesReachTheModel(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	s, srv := printSandbox(t, call("c1", "Read", `{"file_path":"sub/code.txt"}`), fakemodel.Reply{Text: "done"})
+	s.write("~/.agent/AGENTS.md", "Prefer tabs (user rule).\n")
+	s.write("AGENTS.md", "Run the tests with make check.\n@docs/extra.md\n@docs/missing.md\n")
+	s.write("docs/extra.md", "Imported: never edit generated files.\n")
+	s.write("sub/AGENTS.md", "In sub, names are kebab-case.\n")
+	s.write("sub/code.txt", "hello\n")
+	for _, args := range [][]string{{"init", "-q", "-b", "trunk"}, {"add", "."}, {"-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "the first commit"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = s.Work
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	r := s.run("", "-p", "go")
+	if r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	first := string(srv.Requests()[0])
+	for _, want := range []string{
+		s.Work,                                  // the environment block names the workspace
+		"trunk",                                 // and the branch
+		"Prefer tabs (user rule).",              // the user's file
+		"Run the tests with make check.",        // the project's file
+		"Imported: never edit generated files.", // its import
+		"the first commit",                      // the git snapshot
+	} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the first request lacks %q", want)
+		}
+	}
+	if strings.Contains(first, "kebab-case") {
+		t.Error("a file below the workspace was sent before a tool reached its folder")
+	}
+	if second := string(srv.Requests()[1]); !strings.Contains(second, "kebab-case") {
+		t.Errorf("the Read result in sub/ lacks sub/AGENTS.md: %s", second)
+	}
+	if !strings.Contains(r.Stderr, "missing.md") {
+		t.Errorf("no diagnostic for the missing import on stderr: %q", r.Stderr)
+	}
+}
+
+// TestE2EMemoryAndContextCommands: /memory lists the instruction files
+// with their sizes and problems, /memory reload reads them again, /context
+// breaks the context down; --output-format json names the files loaded.
+func TestE2EMemoryAndContextCommands(t *testing.T) {
+	s, _ := printSandbox(t, fakemodel.Reply{Text: "ok"})
+	agents := s.write("AGENTS.md", "Use make.\n@gone.md\n")
+	r := s.run("/memory\n/context\n/memory reload\n")
+	if r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	for _, want := range []string{agents, "project instructions", "problem:", "gone.md", "system prompt", "tool definitions", "instruction files", "Reloaded the instruction files"} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("plain session output lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+	r = s.run("", "-p", "--output-format", "json", "hi")
+	var out struct {
+		InstructionFiles []string `json:"instruction_files"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil || len(out.InstructionFiles) != 1 || out.InstructionFiles[0] != agents {
+		t.Fatalf("instruction_files %v (%v): %s", out.InstructionFiles, err, r.Stdout)
 	}
 }

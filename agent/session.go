@@ -52,13 +52,20 @@ type SessionOptions struct {
 	Provider     providers.Provider
 	ProviderID   string // for transcripts and status
 	Model        string // passed verbatim; empty: the provider's default
-	SystemPrompt string
-	MaxTokens    int
-	MaxSteps     int // 0: DefaultMaxSteps
-	Tools        []tools.Tool
-	Permissions  Permissions // nil: every call that is not inspection is denied
-	Prompter     Prompter    // nil: headless
-	Workspace    string
+	SystemPrompt string // one system message; Framing, when set, replaces it
+	// Framing is what every request sends before the conversation: the
+	// system messages and the context message (SetFraming changes it).
+	Framing Framing
+	// Attach returns what a file tool's result gets for the path it
+	// reached: the instruction files of folders below the workspace not
+	// attached before; nil attaches nothing.
+	Attach      func(path string) string
+	MaxTokens   int
+	MaxSteps    int // 0: DefaultMaxSteps
+	Tools       []tools.Tool
+	Permissions Permissions // nil: every call that is not inspection is denied
+	Prompter    Prompter    // nil: headless
+	Workspace   string
 	// PersistRule records an "allow for this project" answer; nil writes
 	// it with AllowForProject to the workspace's .agent/settings.local.json.
 	PersistRule func(config.Rule) error
@@ -66,6 +73,48 @@ type SessionOptions struct {
 	History     []providers.Message // a resumed conversation
 	TurnsBefore int                 // turns of a resumed transcript: new turn ids follow them
 	Logger      *slog.Logger        // nil: silent
+}
+
+// Framing is what a session sends before its conversation on every
+// request (docs/reference/runtime.md, "System prompt and instruction
+// files"): the system messages, the first StaticSystem of them the same in
+// every session (the static prompt, which providers cache across
+// sessions), then the context message with the instruction files and the
+// git snapshot. It stays the same from request to request, so that a
+// provider's prompt cache serves it; it changes only when the instruction
+// files are reloaded or an MCP server's instructions arrive.
+type Framing struct {
+	System       []string
+	StaticSystem int
+	Context      string // the first user-role message; "" for none
+}
+
+// messages are the framing's messages, and how many of them there are.
+func (f Framing) messages() []providers.Message {
+	var out []providers.Message
+	for _, text := range f.System {
+		if text != "" {
+			out = append(out, providers.Message{Role: providers.RoleSystem, Content: []providers.Part{providers.Text{Text: text}}})
+		}
+	}
+	if f.Context != "" {
+		out = append(out, providers.Message{Role: providers.RoleUser, Content: []providers.Part{providers.Text{Text: f.Context}}})
+	}
+	return out
+}
+
+// SetFraming replaces the framing for the requests that follow.
+func (s *Session) SetFraming(f Framing) {
+	s.mu.Lock()
+	s.framing = f
+	s.mu.Unlock()
+}
+
+// CurrentFraming is the framing the next request sends.
+func (s *Session) CurrentFraming() Framing {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.framing
 }
 
 // TurnRequest is one prompt for a session.
@@ -145,6 +194,7 @@ type Session struct {
 	log  *slog.Logger
 
 	mu        sync.Mutex
+	framing   Framing
 	history   []providers.Message
 	queue     []*Turn
 	running   *Turn
@@ -192,6 +242,9 @@ func NewSession(opts SessionOptions) (*Session, error) {
 	if opts.ID == "" {
 		opts.ID = NewID()
 	}
+	if opts.Framing.System == nil && opts.Framing.Context == "" && opts.SystemPrompt != "" {
+		opts.Framing = Framing{System: []string{opts.SystemPrompt}}
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -205,6 +258,7 @@ func NewSession(opts SessionOptions) (*Session, error) {
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		ctx: ctx, stop: stop,
 		turnSeq: opts.TurnsBefore,
+		framing: opts.Framing,
 	}
 	go s.loop()
 	return s, nil
@@ -471,15 +525,16 @@ func (s *Session) loop() {
 // request builds the model request from the conversation.
 func (s *Session) request(t *Turn, msgs []providers.Message) (providers.Provider, *providers.Request) {
 	s.mu.Lock()
-	p, model := s.provider, s.model
+	p, model, fr := s.provider, s.model, s.framing
 	s.mu.Unlock()
 	// The session's id keys the provider's prompt cache: the same for
-	// every request of the session (docs/providers.md, "Prompt caching").
-	req := &providers.Request{Model: model, MaxTokens: s.opts.MaxTokens, Cache: providers.Cache{Key: s.id}}
-	if s.opts.SystemPrompt != "" {
-		req.Messages = append(req.Messages, providers.Message{Role: providers.RoleSystem, Content: []providers.Part{providers.Text{Text: s.opts.SystemPrompt}}})
-	}
-	req.Messages = append(req.Messages, msgs...)
+	// every request of the session; the framing is the stable prefix
+	// (docs/providers.md, "Prompt caching").
+	frame := fr.messages()
+	static := min(fr.StaticSystem, len(frame))
+	req := &providers.Request{Model: model, MaxTokens: s.opts.MaxTokens,
+		Cache: providers.Cache{Key: s.id, StaticSystem: static, Prefix: len(frame)}}
+	req.Messages = append(frame, msgs...)
 	if t.Req.NoTools {
 		// An event turn has no tools and cannot act
 		// (docs/reference/events.md, "The event's turn").
@@ -766,7 +821,15 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 	if v.Decision != Allow {
 		return end(tools.Result{IsError: true, Content: DeniedMessage(spec.Name, v)}, true)
 	}
-	return end(tool.Run(ctx, c.Arguments), false)
+	r := tool.Run(ctx, c.Arguments)
+	if s.opts.Attach != nil && target.Kind == tools.TargetPath && !r.IsError {
+		// The instruction files of the folders the call reached, once each
+		// (docs/reference/runtime.md, "System prompt and instruction files").
+		if text := s.opts.Attach(target.Value); text != "" {
+			r.Content += "\n\n" + text
+		}
+	}
+	return end(r, false)
 }
 
 // ReportBackground tells the user (an EventBackground) and, with the next

@@ -19,29 +19,25 @@ import (
 	"agent/mcp/oauth"
 )
 
-// systemPrompt is the system message: --system-prompt, else the
-// systemPrompt setting, else DefaultSystemPrompt; then
+// promptChoice is what replaces the static system prompt and what is
+// appended to it: --system-prompt, else the systemPrompt setting; then
 // --append-system-prompt, else the appendSystemPrompt setting (flags win;
 // docs/reference/runtime.md, "System prompt and instruction files").
-func systemPrompt(opts StartOptions, s *config.Settings) string {
-	system := DefaultSystemPrompt
+func promptChoice(opts StartOptions, s *config.Settings) (replace *string, appendText string) {
 	switch {
 	case opts.SystemPrompt != nil:
-		system = *opts.SystemPrompt
+		replace = opts.SystemPrompt
 	case s.Prompt.SystemPrompt != nil:
-		system = s.Prompt.SystemPrompt.Value
+		v := s.Prompt.SystemPrompt.Value
+		replace = &v
 	}
-	appendText := ""
 	switch {
 	case opts.AppendSystemPrompt != nil:
 		appendText = *opts.AppendSystemPrompt
 	case s.Prompt.AppendSystemPrompt != nil:
 		appendText = s.Prompt.AppendSystemPrompt.Value
 	}
-	if appendText != "" {
-		system += "\n\n" + appendText
-	}
-	return system
+	return replace, appendText
 }
 
 // DefaultSystemPrompt is the system message when nothing replaces it.
@@ -143,6 +139,9 @@ type WorkspaceSession struct {
 	Permissions *Checker
 	// Resumed is the stored conversation when StartOptions.Resume was set.
 	Resumed *Loaded
+	// Instructions are the instruction files and the other parts of what
+	// the model is told before the conversation (/memory, /context).
+	Instructions *Instructions
 	// MCP holds the session's MCP connections and the /mcp commands.
 	MCP *mcp.Manager
 	// Tasks are the session's background tasks (MCP calls handed off
@@ -226,7 +225,7 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	system := systemPrompt(opts, s)
+	replace, appendText := promptChoice(opts, s)
 	checker := NewChecker(CheckerOptions{Mode: mode, Allow: s.Permissions.Allow, Deny: s.Permissions.Deny, Workspace: ws, Home: home})
 
 	c := &WorkspaceSession{Settings: s, Workspace: ws, Home: home, Trusted: trusted, Model: choice, Permissions: checker}
@@ -252,8 +251,13 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 			return nil, err
 		}
 	}
+	c.Instructions = newInstructions(ctx, instructionOptions{
+		workspace: ws, home: home, trusted: trusted, maxBytes: s.Prompt.InstructionsMaxBytes,
+		replace: replace, append: appendText, model: choice.Model, mode: mode, notice: opts.Notice,
+	})
 	so := SessionOptions{
-		ID: id, Provider: prov, ProviderID: choice.ProviderID, Model: choice.Model, SystemPrompt: system,
+		ID: id, Provider: prov, ProviderID: choice.ProviderID, Model: choice.Model,
+		Framing: c.Instructions.framing(), Attach: c.Instructions.attach,
 		Tools:       tools.Builtin(tools.Options{Workspace: ws, Home: home, Network: netguard.Policy{Allowed: s.AllowedNetworks}}),
 		Permissions: checker, Prompter: opts.Prompter,
 		Workspace: ws, Transcript: c.transcript, TurnsBefore: turns,
@@ -266,6 +270,7 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 		c.Close()
 		return nil, err
 	}
+	c.Instructions.bind(c.Session)
 	c.startMCP(ctx, opts)
 	return c, nil
 }
@@ -314,6 +319,7 @@ func (c *WorkspaceSession) startMCP(ctx context.Context, opts StartOptions) {
 		Helpers: mcp.HelperOptions{Allowed: s.HeaderHelpers, Dir: c.Workspace},
 		OnChange: func() {
 			c.Session.SetTools("mcp", mt.list())
+			c.Instructions.setMCP(c.MCP.ServerInstructions())
 		},
 		OnDiagnostic: notice,
 	})

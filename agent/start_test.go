@@ -99,7 +99,7 @@ func TestStartResume(t *testing.T) {
 	c.Close()
 	var body map[string]any
 	json.Unmarshal(srv.Requests()[1], &body)
-	if n := len(body["messages"].([]any)); n != 4 { // system, one, first, two
+	if n := len(body["messages"].([]any)); n != 5 { // the static system prompt, the environment block, one, first, two
 		t.Fatalf("resumed request has %d messages", n)
 	}
 	l, err := LoadTranscript(home, id)

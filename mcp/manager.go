@@ -545,6 +545,22 @@ func (m *Manager) changed() {
 	}
 }
 
+// ServerInstructions are the instructions the connected servers sent in
+// their initialize results, by server name (docs/reference/runtime.md,
+// "System prompt and instruction files"). Servers that sent none are left
+// out.
+func (m *Manager) ServerInstructions() map[string]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]string{}
+	for name, sc := range m.conns {
+		if text := sc.client.ServerInfo().Instructions; text != "" {
+			out[name] = text
+		}
+	}
+	return out
+}
+
 // Tools lists the connected servers' tools by model name, sorted.
 func (m *Manager) Tools() []ServerTool {
 	m.mu.Lock()
