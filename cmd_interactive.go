@@ -523,6 +523,7 @@ func (u *interactiveUI) setModel(ctx context.Context, provider, model string) (t
 		return tui.Status{}, err // a missing key names its variable
 	}
 	c.Session.SetModel(choice.ProviderID, p, choice.Model)
+	c.Instructions.SetModelAndMode(choice.Model, c.Permissions.Mode())
 	return sessionStatus(c), nil
 }
 
@@ -535,6 +536,8 @@ func (u *interactiveUI) setMode(mode string) (tui.Status, error) {
 	if err := c.Permissions.SetMode(mode); err != nil {
 		return tui.Status{}, err
 	}
+	_, model := c.Session.Model()
+	c.Instructions.SetModelAndMode(model, c.Permissions.Mode())
 	return sessionStatus(c), nil
 }
 

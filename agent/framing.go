@@ -177,3 +177,16 @@ func (in *Instructions) attach(path string) string {
 	in.report(set)
 	return prompt.AttachmentText(set)
 }
+
+// SetModelAndMode puts a new model or permission mode in the environment
+// block (/model, /permissions), so that the model is never told a stale
+// one; a provider's cache of the system prompt starts again from there.
+func (in *Instructions) SetModelAndMode(model, mode string) {
+	in.mu.Lock()
+	same := in.env.Model == model && in.env.PermissionMode == mode
+	in.env.Model, in.env.PermissionMode = model, mode
+	in.mu.Unlock()
+	if !same {
+		in.update()
+	}
+}

@@ -78,12 +78,22 @@ type mcpSetup struct {
 // embedder's store, with a stdio authority for exactly that definition.
 func newMCPSetup(t *testing.T, extra string, replies ...fakemodel.Reply) *mcpSetup {
 	t.Helper()
+	return newMCPSetupEnv(t, nil, extra, replies...)
+}
+
+// newMCPSetupEnv is newMCPSetup with more environment for the server.
+func newMCPSetupEnv(t *testing.T, env map[string]string, extra string, replies ...fakemodel.Reply) *mcpSetup {
+	t.Helper()
 	bin := mcpechoBinary(t)
 	st := &mcpSetup{srv: fakemodel.New(replies...), store: &memStore{m: map[string]mcp.Record{}}}
 	t.Cleanup(st.srv.Close)
 	st.home, st.ws = startSandbox(t, true)
 	st.log = filepath.Join(t.TempDir(), "methods.log")
-	def := map[string]any{"type": "stdio", "command": bin, "env": map[string]string{"MCPECHO_LOG": st.log}}
+	serverEnv := map[string]string{"MCPECHO_LOG": st.log}
+	for k, v := range env {
+		serverEnv[k] = v
+	}
+	def := map[string]any{"type": "stdio", "command": bin, "env": serverEnv}
 	b, _ := json.Marshal(map[string]any{"echo": def})
 	settings := `{"mcpServers": ` + string(b) + extra + `}`
 	os.MkdirAll(filepath.Join(st.home, ".agent"), 0o700)
@@ -96,7 +106,7 @@ func newMCPSetup(t *testing.T, extra string, replies ...fakemodel.Reply) *mcpSet
 	st.store.m["echo"] = mcp.Record{State: mcp.Approved, Fingerprint: mcp.Fingerprint(s.Servers["echo"], ws)}
 	st.opts = StartOptions{Home: st.home, Workspace: st.ws, LookupEnv: lookupNone, Provider: "local", Model: "m", BaseURL: st.srv.URL(),
 		Headless: true, Overrides: StartOverrides{NoTranscript: true}, MCPApprovalStore: st.store,
-		MCPStdioAuthorities: map[string]mcp.StdioAuthority{"echo": {Command: bin, Env: map[string]string{"MCPECHO_LOG": st.log}}}}
+		MCPStdioAuthorities: map[string]mcp.StdioAuthority{"echo": {Command: bin, Env: serverEnv}}}
 	return st
 }
 
@@ -340,5 +350,24 @@ func TestMCPCommand(t *testing.T) {
 	}
 	if _, err := c.MCPCommand(ctx, []string{"approve", "nope"}); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestMCPInstructionsReachTheSystemPrompt: a connected server's
+// instructions are appended to the system prompt under its name
+// (docs/reference/runtime.md, "System prompt and instruction files").
+func TestMCPInstructionsReachTheSystemPrompt(t *testing.T) {
+	st := newMCPSetupEnv(t, map[string]string{"MCPECHO_INSTRUCTIONS": "Call echo before anything else."}, "", fakemodel.Reply{Text: "ok"})
+	c, err := Start(t.Context(), st.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Session.Run(t.Context(), "hi"); err != nil {
+		t.Fatal(err)
+	}
+	first := string(st.srv.Requests()[0])
+	if !strings.Contains(first, "Instructions from the MCP server echo") || !strings.Contains(first, "Call echo before anything else.") {
+		t.Fatalf("the server's instructions are not in the system prompt: %s", first)
 	}
 }

@@ -105,8 +105,9 @@ func (f Framing) messages() []providers.Message {
 
 // SetFraming replaces the framing for the requests that follow.
 func (s *Session) SetFraming(f Framing) {
+	msgs := f.messages()
 	s.mu.Lock()
-	s.framing = f
+	s.framing, s.frame = f, msgs
 	s.mu.Unlock()
 }
 
@@ -195,6 +196,7 @@ type Session struct {
 
 	mu        sync.Mutex
 	framing   Framing
+	frame     []providers.Message // framing.messages(), built once per change
 	history   []providers.Message
 	queue     []*Turn
 	running   *Turn
@@ -258,7 +260,7 @@ func NewSession(opts SessionOptions) (*Session, error) {
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		ctx: ctx, stop: stop,
 		turnSeq: opts.TurnsBefore,
-		framing: opts.Framing,
+		framing: opts.Framing, frame: opts.Framing.messages(),
 	}
 	go s.loop()
 	return s, nil
@@ -525,16 +527,16 @@ func (s *Session) loop() {
 // request builds the model request from the conversation.
 func (s *Session) request(t *Turn, msgs []providers.Message) (providers.Provider, *providers.Request) {
 	s.mu.Lock()
-	p, model, fr := s.provider, s.model, s.framing
+	p, model, fr, frame := s.provider, s.model, s.framing, s.frame
 	s.mu.Unlock()
 	// The session's id keys the provider's prompt cache: the same for
-	// every request of the session; the framing is the stable prefix
-	// (docs/providers.md, "Prompt caching").
-	frame := fr.messages()
+	// every request of the session; the framing, built once, is the stable
+	// prefix (docs/providers.md, "Prompt caching").
 	static := min(fr.StaticSystem, len(frame))
 	req := &providers.Request{Model: model, MaxTokens: s.opts.MaxTokens,
 		Cache: providers.Cache{Key: s.id, StaticSystem: static, Prefix: len(frame)}}
-	req.Messages = append(frame, msgs...)
+	req.Messages = make([]providers.Message, 0, len(frame)+len(msgs))
+	req.Messages = append(append(req.Messages, frame...), msgs...)
 	if t.Req.NoTools {
 		// An event turn has no tools and cannot act
 		// (docs/reference/events.md, "The event's turn").

@@ -208,3 +208,23 @@ func TestOpenTranscriptRefusesSymlink(t *testing.T) {
 		t.Fatal("path escape")
 	}
 }
+
+// TestEnvironmentBlockFollowsModelAndMode: /model and /permissions update
+// the environment block, so the model is never told a stale one.
+func TestEnvironmentBlockFollowsModelAndMode(t *testing.T) {
+	home, ws := startSandbox(t, true)
+	c, err := Start(t.Context(), StartOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", Model: "m1",
+		BaseURL: "http://127.0.0.1:9/v1", Headless: true, Overrides: StartOverrides{NoTranscript: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	env := func() string { return c.Session.CurrentFraming().System[1] }
+	if !strings.Contains(env(), "Model: m1") || !strings.Contains(env(), "Permission mode: default") {
+		t.Fatalf("environment block at start: %s", env())
+	}
+	c.Instructions.SetModelAndMode("m2", "plan")
+	if !strings.Contains(env(), "Model: m2") || !strings.Contains(env(), "Permission mode: plan") {
+		t.Fatalf("environment block after the change: %s", env())
+	}
+}

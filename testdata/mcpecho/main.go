@@ -73,8 +73,12 @@ func main() {
 			if v != "2025-06-18" && v != "2025-11-25" {
 				v = "2025-11-25"
 			}
-			reply(m.ID, map[string]any{"protocolVersion": v, "capabilities": map[string]any{"tools": map[string]any{}},
-				"serverInfo": map[string]any{"name": "mcpecho", "version": "1"}})
+			res := map[string]any{"protocolVersion": v, "capabilities": map[string]any{"tools": map[string]any{}},
+				"serverInfo": map[string]any{"name": "mcpecho", "version": "1"}}
+			if text := os.Getenv("MCPECHO_INSTRUCTIONS"); text != "" {
+				res["instructions"] = text
+			}
+			reply(m.ID, res)
 		case "ping":
 			reply(m.ID, map[string]any{})
 		case "tools/list":
