@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -28,6 +28,7 @@ import (
 //	{"type":"session", "version":1, "id", "created", "workspace", "provider", "model"}
 //	{"type":"message", "turn", "role", "parts":[...], "from", "claimedName"}
 //	{"type":"turn", "turn", "status", "stopReason", "error"}
+//	{"type":"compact", "trigger", "tokensBefore", "tokensAfter", "durationMs", "turns", "messages":[...]}
 //
 // A message is written as soon as it is complete, so a crash loses at most
 // the message being streamed.
@@ -264,6 +265,11 @@ type Loaded struct {
 	// Turns is the highest turn number recorded: a resumed session
 	// numbers its turns after it so ids stay unique in the file.
 	Turns int
+	// Boundary is the compaction the history starts from; nil when the
+	// history is the whole transcript.
+	Boundary *Boundary
+	// Notes say what reading passed over (a damaged compaction record).
+	Notes []string
 }
 
 // LoadedMessage is one message with where it came from.
@@ -275,29 +281,23 @@ type LoadedMessage struct {
 	Status      Status // the turn's status ("" if it never ended)
 }
 
-// LoadTranscript reads a session's transcript. Turns that ended in an
-// error are left out of History (they were rolled back); a turn that never
-// ended (a crash) is kept only if well-formed: its dangling tool calls are
-// dropped.
-func LoadTranscript(home, id string) (*Loaded, error) {
-	if strings.ContainsAny(id, "/\\\x00") || id == "" || id[0] == '.' {
-		return nil, fmt.Errorf("invalid session id %q", quote.V(id))
-	}
-	path := TranscriptPath(home, id)
-	f, _, err := securefile.Open(path, syscall.O_NOFOLLOW)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readTranscript(f, path)
-}
-
-func readTranscript(r io.Reader, path string) (*Loaded, error) {
+// readTranscript reads records: the whole file when start is nil, else
+// the records after a compaction boundary, with start's header and
+// rebuilt history first.
+func readTranscript(r io.Reader, path string, start *boundaryStart) (*Loaded, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxTranscriptLine)
 	l := &Loaded{}
 	status := map[string]Status{}
 	line := 0
+	if start != nil {
+		if err := json.Unmarshal(start.header, &l.Header); err != nil || l.Header.Type != "session" || l.Header.Version != 1 {
+			return nil, fmt.Errorf("%s: line 1: not a session transcript header", path)
+		}
+		l.Messages = append(l.Messages, start.history...)
+		l.Turns = start.turns
+		line = 1 // the header is read; lines count from the boundary on
+	}
 	for sc.Scan() {
 		line++
 		if line == 1 {
@@ -306,16 +306,19 @@ func readTranscript(r io.Reader, path string) (*Loaded, error) {
 			}
 			continue
 		}
+		if start == nil && bytes.HasPrefix(sc.Bytes(), boundaryPrefix) {
+			// A damaged boundary (the backward search passed over it):
+			// the records before it stay.
+			continue
+		}
 		var rec record
 		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
 			// A torn line (a crash mid-write) is skipped: a resumed
 			// session appends after it (OpenTranscript).
 			continue
 		}
-		if _, n, ok := strings.Cut(rec.Turn, "/"); ok {
-			if k, err := strconv.Atoi(n); err == nil && k > l.Turns {
-				l.Turns = k
-			}
+		if k, ok := turnNumber(rec.Turn); ok && k > l.Turns {
+			l.Turns = k
 		}
 		switch rec.Type {
 		case "message":
@@ -332,7 +335,9 @@ func readTranscript(r io.Reader, path string) (*Loaded, error) {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	for i := range l.Messages {
-		l.Messages[i].Status = status[l.Messages[i].Turn]
+		if l.Messages[i].Turn != "" {
+			l.Messages[i].Status = status[l.Messages[i].Turn]
+		}
 	}
 	for _, m := range l.Messages {
 		if m.Status == StatusError {
