@@ -240,6 +240,11 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 			return nil, fmt.Errorf("resuming session %s: it belongs to the workspace %s, not %s", opts.Resume, l.Header.Workspace, ws)
 		}
 		c.Resumed, id, turns = l, l.Header.ID, l.Turns
+		if opts.Notice != nil {
+			for _, n := range l.Notes {
+				opts.Notice("resuming session " + id + ": " + n)
+			}
+		}
 	}
 	if !opts.Overrides.NoTranscript {
 		if c.Resumed != nil {
