@@ -26,9 +26,9 @@ import (
 // resumed (issue: session runtime). Each line is one record:
 //
 //	{"type":"session", "version":1, "id", "created", "workspace", "provider", "model"}
-//	{"type":"message", "turn", "role", "parts":[...], "from", "claimedName"}
-//	{"type":"turn", "turn", "status", "stopReason", "error"}
-//	{"type":"compact", "trigger", "tokensBefore", "tokensAfter", "durationMs", "turns", "messages":[...]}
+//	{"type":"message", "turn", "role", "parts":[...], "from", "claimedName", "usage"}
+//	{"type":"turn", "turn", "status", "stopReason", "error", "usage"}
+//	{"type":"compact", "trigger", "tokensBefore", "tokensAfter", "durationMs", "turns", "usage", "messages":[...]}
 //
 // A message is written as soon as it is complete, so a crash loses at most
 // the message being streamed.
@@ -74,8 +74,27 @@ type record struct {
 	From        string       `json:"from,omitempty"`
 	ClaimedName string       `json:"claimedName,omitempty"`
 	Status      string       `json:"status,omitempty"`
+	Usage       *usageRecord `json:"usage,omitempty"`
 	StopReason  string       `json:"stopReason,omitempty"`
 	Error       string       `json:"error,omitempty"`
+}
+
+// usageRecord is a model call's usage (an answer's record) or a turn's
+// (its end record), in the transcript (docs/reference/runtime.md, "Context
+// management").
+type usageRecord struct {
+	Input      int `json:"input"`
+	Output     int `json:"output"`
+	CacheRead  int `json:"cacheRead,omitempty"`
+	CacheWrite int `json:"cacheWrite,omitempty"`
+	Reasoning  int `json:"reasoning,omitempty"`
+}
+
+func newUsageRecord(u providers.Usage) *usageRecord {
+	if u == (providers.Usage{}) {
+		return nil
+	}
+	return &usageRecord{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens, Reasoning: u.ReasoningTokens}
 }
 
 func encodeParts(ps []providers.Part) []partRecord {
@@ -233,10 +252,16 @@ func (t *Transcript) Close() error {
 }
 
 func (s *Session) record(t *Turn, m providers.Message, req TurnRequest) {
+	s.recordUsage(t, m, req, providers.Usage{})
+}
+
+// recordUsage records a message with the usage of the call that produced
+// it.
+func (s *Session) recordUsage(t *Turn, m providers.Message, req TurnRequest, u providers.Usage) {
 	if s.opts.Transcript == nil {
 		return
 	}
-	if err := s.opts.Transcript.write(record{Type: "message", Turn: t.ID, Role: string(m.Role), Parts: encodeParts(m.Content), From: req.From, ClaimedName: req.ClaimedName}); err != nil {
+	if err := s.opts.Transcript.write(record{Type: "message", Turn: t.ID, Role: string(m.Role), Parts: encodeParts(m.Content), From: req.From, ClaimedName: req.ClaimedName, Usage: newUsageRecord(u)}); err != nil {
 		s.log.Warn("transcript", "err", err)
 	}
 }
@@ -245,7 +270,7 @@ func (s *Session) recordEnd(t *Turn, res TurnResult) {
 	if s.opts.Transcript == nil {
 		return
 	}
-	r := record{Type: "turn", Turn: t.ID, Status: string(res.Status), StopReason: res.StopReason}
+	r := record{Type: "turn", Turn: t.ID, Status: string(res.Status), StopReason: res.StopReason, Usage: newUsageRecord(res.Usage)}
 	if res.Err != nil {
 		r.Error = res.Err.Error()
 	}
