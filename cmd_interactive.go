@@ -522,8 +522,7 @@ func (u *interactiveUI) setModel(ctx context.Context, provider, model string) (t
 	if err != nil {
 		return tui.Status{}, err // a missing key names its variable
 	}
-	c.Session.SetModel(choice.ProviderID, p, choice.Model)
-	c.Instructions.SetModelAndMode(choice.Model, c.Permissions.Mode())
+	c.SetModel(choice, p)
 	return sessionStatus(c), nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"agent/agent/tools"
@@ -94,6 +95,9 @@ type StartOptions struct {
 	// NoMCPHandoff keeps every MCP call in its turn (print mode;
 	// docs/reference/settings.md, "mcp").
 	NoMCPHandoff bool
+	// NoAutoCompact turns proactive compaction off (--no-auto-compact);
+	// the settings' autoCompact: false does too.
+	NoAutoCompact bool
 	// SignInUI carries /mcp login's conversation (the URL, the browser
 	// question, the masked paste); nil: /mcp login is refused.
 	SignInUI oauth.UI
@@ -149,6 +153,8 @@ type WorkspaceSession struct {
 	Tasks *Tasks
 
 	transcript *Transcript
+	httpClient *http.Client // the providers' (nil: the default client)
+	asking     sync.Mutex   // one question to a local server at a time
 	mcpTools   *mcpTools
 	stopLife   context.CancelFunc
 	credStore  *oauth.Store
@@ -263,6 +269,13 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 	so := SessionOptions{
 		ID: id, Provider: prov, ProviderID: choice.ProviderID, Model: choice.Model,
 		Framing: c.Instructions.framing(), Attach: c.Instructions.attach,
+		Context: ContextOptions{
+			Limits:              ModelLimits(choice, s),
+			NoAutoCompact:       opts.NoAutoCompact || s.Context.AutoCompact != nil && !*s.Context.AutoCompact,
+			AutoCompactAt:       s.Context.AutoCompactAt,
+			Reload:              func() { c.Instructions.Reload() },
+			SummaryInstructions: c.Instructions.CompactInstructions,
+		},
 		Tools:       tools.Builtin(tools.Options{Workspace: ws, Home: home, Network: netguard.Policy{Allowed: s.AllowedNetworks}}),
 		Permissions: checker, Prompter: opts.Prompter,
 		Workspace: ws, Transcript: c.transcript, TurnsBefore: turns,
@@ -276,6 +289,8 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 		return nil, err
 	}
 	c.Instructions.bind(c.Session)
+	c.httpClient = opts.Overrides.HTTPClient
+	c.askLocalWindow()
 	c.startMCP(ctx, opts)
 	return c, nil
 }
