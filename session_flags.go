@@ -21,7 +21,7 @@ import (
 type sessionFlags struct {
 	provider, model, baseURL, mode, systemPrompt, outputFormat, resume string
 	appendSystemPrompt                                                 string
-	print                                                              bool
+	print, noAutoCompact                                               bool
 	eventGrants, eventProxies                                          []string
 	eventPort                                                          string
 }
@@ -41,6 +41,7 @@ func (sf *sessionFlags) registerModel(f *flagSet) {
 	f.stringVar(&sf.mode, "permission-mode", "MODE", "default, plan, acceptEdits or bypassPermissions")
 	f.stringVar(&sf.systemPrompt, "system-prompt", "TEXT", "replaces the default system message")
 	f.stringVar(&sf.appendSystemPrompt, "append-system-prompt", "TEXT", "added to the end of the system message")
+	f.boolVar(&sf.noAutoCompact, "no-auto-compact", "", "no automatic compaction (a request the provider refuses as too long still compacts once)")
 }
 
 // registerRoot adds the flags of "agent [flags] [PROMPT]" and "agent -p".
@@ -79,7 +80,7 @@ func (e *env) startOptions(sf *sessionFlags, f *flagSet, fe frontEnd) agent.Star
 		Workspace: e.cwd, Home: e.home, LookupEnv: os.LookupEnv,
 		Provider: sf.provider, Model: sf.model, BaseURL: sf.baseURL, PermissionMode: sf.mode,
 		Headless: fe != interactiveFront, Resume: sf.resume,
-		NoMCPHandoff: fe == printFront,
+		NoMCPHandoff: fe == printFront, NoAutoCompact: sf.noAutoCompact,
 		Notice:       func(line string) { fmt.Fprintln(e.err, "agent: "+sanitizeLine(line)) },
 	}
 	if f.isSet("system-prompt") {

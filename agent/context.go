@@ -54,6 +54,14 @@ const (
 // even after compacting and dropping the oldest turns.
 var ErrContextFull = errors.New("the conversation does not fit the model's context window, even after compacting it and dropping the oldest turns: run /compact to summarise it (add what to keep), or /clear to start a new conversation")
 
+// ErrCompactFailed ends a /compact turn whose compaction failed; the
+// EventCompact before it says why.
+var ErrCompactFailed = errors.New("compaction failed")
+
+// errNothingToCompact: the conversation has nothing a compaction could
+// make smaller.
+var errNothingToCompact = errors.New("there is nothing to compact: the conversation is one turn whose tool results are the newest")
+
 // maxCompactFailures is how many failed or useless compactions in a row
 // turn automatic compaction off for the session.
 const maxCompactFailures = 3
@@ -68,6 +76,9 @@ type ContextUse struct {
 	Reserve int
 	// AutoOff reports that automatic compaction is off.
 	AutoOff bool
+	// Inferred: the window is what a refusal by the provider suggested,
+	// not what the settings, the table or a local server said.
+	Inferred bool
 }
 
 // Percent is Tokens as a share of the window, 0 when it is unknown.
@@ -102,13 +113,15 @@ type ctxState struct {
 	last        int // the estimate of the latest request
 	fails       int
 	autoOff     bool
+	// inferred: the window was learned from a refusal, not told.
+	inferred bool
 }
 
 // SetLimits sets the model's window and longest answer (a switch of model;
 // a local server's own answer arriving after the start).
 func (s *Session) SetLimits(l compact.Limits) {
 	s.mu.Lock()
-	s.cm.limits = l
+	s.cm.limits, s.cm.inferred = l, false
 	s.mu.Unlock()
 	s.emitContext()
 }
@@ -124,7 +137,7 @@ func (s *Session) Limits() compact.Limits {
 // what was added since.
 func (s *Session) ContextUse() ContextUse {
 	s.mu.Lock()
-	l, autoOff := s.cm.limits, s.cm.autoOff || s.opts.Context.NoAutoCompact
+	l, autoOff, inferred := s.cm.limits, s.cm.autoOff || s.opts.Context.NoAutoCompact, s.cm.inferred
 	frame := s.frame
 	conv := s.history
 	s.mu.Unlock()
@@ -135,6 +148,7 @@ func (s *Session) ContextUse() ContextUse {
 	return ContextUse{
 		Tokens: s.estimate(frame, tl, conv), Window: l.Window,
 		Threshold: compact.Threshold(l, s.opts.Context.AutoCompactAt), Reserve: compact.Reserve(l), AutoOff: autoOff,
+		Inferred: inferred,
 	}
 }
 
@@ -230,7 +244,6 @@ type compaction struct {
 func (s *Session) compactHistory(ctx context.Context, t *Turn, c compaction, current []providers.Message) (int, []providers.Message, CompactInfo) {
 	start := time.Now()
 	info := CompactInfo{Trigger: c.trigger, TokensBefore: c.before}
-	s.emit(Event{Kind: EventCompactStart, Turn: t.ID, Compact: &CompactInfo{Trigger: c.trigger, TokensBefore: c.before}})
 	s.mu.Lock()
 	prefix := append([]providers.Message(nil), s.history...)
 	frame := s.frame
@@ -249,14 +262,18 @@ func (s *Session) compactHistory(ctx context.Context, t *Turn, c compaction, cur
 		c.window = max(c.before, 16384)
 	}
 	th := compact.Threshold(compact.Limits{Window: c.window, MaxOutput: limits.MaxOutput}, s.opts.Context.AutoCompactAt)
+	current0 := current
+	started := false // EventCompactStart was sent
 	fail := func(err error) (int, []providers.Message, CompactInfo) {
 		n, info := s.compactFailed(t, info, start, err)
-		return n, current, info
+		return n, current0, info
 	}
 
-	// 1. The cheap pass.
+	// 1. The cheap pass. A small window keeps a quarter of itself of tool
+	// output rather than the 40,000 tokens a large one keeps.
+	keep := min(compact.KeepToolTokens, c.window/4)
 	all := append(append(make([]providers.Message, 0, len(prefix)+len(current)), prefix...), current...)
-	cleared, freed := compact.ClearOldResults(all, len(prefix), compact.KeepToolTokens)
+	cleared, freed := compact.ClearOldResults(all, len(prefix), keep)
 	rebuilt := cleared[:len(prefix):len(prefix)]
 	info.Cleared = freed > 0
 	done := !c.summarise && size(rebuilt, current) <= th
@@ -268,6 +285,8 @@ func (s *Session) compactHistory(ctx context.Context, t *Turn, c compaction, cur
 			split = len(prefix) // /compact of a short conversation: all of it
 		}
 		if split > 0 {
+			s.emit(Event{Kind: EventCompactStart, Turn: t.ID, Compact: &CompactInfo{Trigger: c.trigger, TokensBefore: c.before}})
+			started = true
 			summary, u, err := s.summarise(ctx, prefix[:split], c, limits)
 			info.Usage = u
 			if err != nil {
@@ -288,18 +307,26 @@ func (s *Session) compactHistory(ctx context.Context, t *Turn, c compaction, cur
 	// 3. The current turn's own older results.
 	if size(rebuilt, current) > th && len(current) > 2 {
 		all := append(append(make([]providers.Message, 0, len(rebuilt)+len(current)), rebuilt...), current...)
-		cl, f := compact.ClearOldResults(all, len(all)-1, compact.KeepToolTokens)
+		cl, f := compact.ClearOldResults(all, len(all)-1, keep)
 		if f > 0 {
 			rebuilt, current = cl[:len(rebuilt):len(rebuilt)], cl[len(rebuilt):]
 			info.Cleared = info.Cleared || !summarised
 		}
 	}
 	after := size(rebuilt, current)
+	// The guard judges the conversation, not the framing around it that
+	// no compaction changes.
+	convBefore := compact.Estimate(prefix) + compact.Estimate(current0)
+	convAfter := compact.Estimate(rebuilt) + compact.Estimate(current)
 	switch {
-	case !summarised && after == c.before:
-		return fail(errors.New("nothing could be made smaller: the conversation is its current turn, and its tool results are the newest"))
-	case after > c.before-c.before/20:
-		return fail(fmt.Errorf("the result (about %s tokens) is not at least 5%% smaller than the conversation (about %s tokens); it was discarded", compactTokens(after), compactTokens(c.before)))
+	case !summarised && convAfter == convBefore:
+		// Nothing to do (the conversation is one turn whose tool results
+		// are the newest): no model call was made, nothing is reported
+		// and nothing counts against automatic compaction.
+		info.Err = errNothingToCompact
+		return len(prefix), current0, info
+	case convAfter > convBefore-convBefore/20:
+		return fail(fmt.Errorf("the result (about %s tokens) is not at least 5%% smaller than the conversation (about %s tokens); it was discarded", compactTokens(convAfter), compactTokens(convBefore)))
 	}
 	s.mu.Lock()
 	s.history = rebuilt
@@ -311,6 +338,9 @@ func (s *Session) compactHistory(ctx context.Context, t *Turn, c compaction, cur
 		s.opts.Context.Reload() // the context message as the files are now
 	}
 	info.TokensAfter, info.Duration = after, time.Since(start)
+	if !started {
+		s.emit(Event{Kind: EventCompactStart, Turn: t.ID, Compact: &CompactInfo{Trigger: c.trigger, TokensBefore: c.before}})
+	}
 	s.writeBoundary(Boundary{Trigger: c.trigger, TokensBefore: c.before, TokensAfter: after, Duration: info.Duration,
 		History: rebuilt, Pending: current, PendingTurn: t.ID, Turns: turns, Usage: info.Usage})
 	s.emit(Event{Kind: EventCompact, Turn: t.ID, Compact: &info})
@@ -431,8 +461,16 @@ func (s *Session) reactiveStep(ctx context.Context, t *Turn, step, tokens int, t
 		if window <= 0 || window > tokens {
 			// The window the provider enforces is smaller than the one
 			// assumed: plan with what the refused request suggests (the
-			// estimate is a third above the real count).
+			// estimate is a third above the real count), and keep it, so
+			// that the following requests are compacted before they are
+			// refused.
 			window = tokens * 3 / 4
+			s.mu.Lock()
+			s.cm.limits.Window, s.cm.inferred = window, true
+			if s.cm.limits.MaxOutput >= window {
+				s.cm.limits.MaxOutput = 0
+			}
+			s.mu.Unlock()
 		}
 		n, cur, info := s.compactHistory(ctx, t, compaction{trigger: TriggerReactive, before: tokens, window: window}, turnMsgs)
 		addUsage(usage, info.Usage)
@@ -568,8 +606,10 @@ func (s *Session) runCompactTurn(t *Turn) TurnResult {
 	case aborted(t.ctx):
 		res.StopReason = "interrupted"
 		return end(StatusInterrupted, nil)
+	case errors.Is(info.Err, errNothingToCompact):
+		return end(StatusError, info.Err)
 	case info.Err != nil:
-		return end(StatusError, fmt.Errorf("compaction failed: %w", info.Err))
+		return end(StatusError, fmt.Errorf("%w: %w", ErrCompactFailed, info.Err))
 	}
 	res.Text = info.Line()
 	return end(StatusComplete, nil)

@@ -711,6 +711,7 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 			res.Text = col.Text()
 			return finish(StatusError, err)
 		}
+		reactive = 0 // the request went through: a later refusal starts over
 		msg := sendable(col.Message())
 		turnMsgs = append(turnMsgs, msg)
 		s.recordUsage(t, msg, TurnRequest{}, u)
