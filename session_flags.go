@@ -81,7 +81,7 @@ func (e *env) startOptions(sf *sessionFlags, f *flagSet, fe frontEnd) agent.Star
 		Provider: sf.provider, Model: sf.model, BaseURL: sf.baseURL, PermissionMode: sf.mode,
 		Headless: fe != interactiveFront, Resume: sf.resume,
 		NoMCPHandoff: fe == printFront, NoAutoCompact: sf.noAutoCompact,
-		Notice:       func(line string) { fmt.Fprintln(e.err, "agent: "+sanitizeLine(line)) },
+		Notice: func(line string) { fmt.Fprintln(e.err, "agent: "+sanitizeLine(line)) },
 	}
 	if f.isSet("system-prompt") {
 		o.SystemPrompt = &sf.systemPrompt

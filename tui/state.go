@@ -127,8 +127,8 @@ type state struct {
 	ctxGuess bool   // the window is inferred from a refusal
 	// compacting is the notice of the compaction that runs, if one does.
 	compacting *entry
-	spin     int
-	spinAt   time.Time
+	spin       int
+	spinAt     time.Time
 
 	ac *autocomplete
 
