@@ -56,6 +56,31 @@ type boundaryRecord struct {
 	Messages     []record     `json:"messages"`
 }
 
+// Cleared is a cheap pass as the transcript records it: which calls'
+// results were cleared. It is not a boundary: resuming reads from the last
+// boundary and clears these results again as it meets the record.
+type Cleared struct {
+	Trigger                   string
+	TokensBefore, TokensAfter int
+	Duration                  time.Duration
+	IDs                       []string
+}
+
+type clearedRecord struct {
+	Type         string   `json:"type"` // "clear"
+	Trigger      string   `json:"trigger"`
+	TokensBefore int      `json:"tokensBefore"`
+	TokensAfter  int      `json:"tokensAfter"`
+	DurationMs   int64    `json:"durationMs"`
+	IDs          []string `json:"ids"`
+}
+
+// WriteCleared appends the record of a cheap pass.
+func (t *Transcript) WriteCleared(c Cleared) error {
+	return t.write(clearedRecord{Type: "clear", Trigger: c.Trigger, TokensBefore: c.TokensBefore, TokensAfter: c.TokensAfter,
+		DurationMs: c.Duration.Milliseconds(), IDs: c.IDs})
+}
+
 // boundaryPrefix starts every boundary line (json.Marshal writes the
 // fields in order), which the backward search looks for.
 var boundaryPrefix = []byte(`{"type":"compact"`)

@@ -273,7 +273,7 @@ func (s *Session) compactHistory(ctx context.Context, t *Turn, c compaction, cur
 	// output rather than the 40,000 tokens a large one keeps.
 	keep := min(compact.KeepToolTokens, c.window/4)
 	all := append(append(make([]providers.Message, 0, len(prefix)+len(current)), prefix...), current...)
-	cleared, freed := compact.ClearOldResults(all, len(prefix), keep)
+	cleared, freed, clearedIDs := compact.ClearOldResults(all, len(prefix), keep)
 	rebuilt := cleared[:len(prefix):len(prefix)]
 	info.Cleared = freed > 0
 	done := !c.summarise && size(rebuilt, current) <= th
@@ -307,8 +307,9 @@ func (s *Session) compactHistory(ctx context.Context, t *Turn, c compaction, cur
 	// 3. The current turn's own older results.
 	if size(rebuilt, current) > th && len(current) > 2 {
 		all := append(append(make([]providers.Message, 0, len(rebuilt)+len(current)), rebuilt...), current...)
-		cl, f := compact.ClearOldResults(all, len(all)-1, keep)
+		cl, f, ids := compact.ClearOldResults(all, len(all)-1, keep)
 		if f > 0 {
+			clearedIDs = append(clearedIDs, ids...)
 			rebuilt, current = cl[:len(rebuilt):len(rebuilt)], cl[len(rebuilt):]
 			info.Cleared = info.Cleared || !summarised
 		}
@@ -341,8 +342,15 @@ func (s *Session) compactHistory(ctx context.Context, t *Turn, c compaction, cur
 	if !started {
 		s.emit(Event{Kind: EventCompactStart, Turn: t.ID, Compact: &CompactInfo{Trigger: c.trigger, TokensBefore: c.before}})
 	}
-	s.writeBoundary(Boundary{Trigger: c.trigger, TokensBefore: c.before, TokensAfter: after, Duration: info.Duration,
-		History: rebuilt, Pending: current, PendingTurn: t.ID, Turns: turns, Usage: info.Usage})
+	if summarised {
+		s.writeBoundary(Boundary{Trigger: c.trigger, TokensBefore: c.before, TokensAfter: after, Duration: info.Duration,
+			History: rebuilt, Pending: current, PendingTurn: t.ID, Turns: turns, Usage: info.Usage})
+	} else {
+		// Only results cleared: the record names them, and resuming clears
+		// the same, so that a cheap pass costs the transcript a line, not
+		// the whole history.
+		s.writeCleared(Cleared{Trigger: c.trigger, TokensBefore: c.before, TokensAfter: after, Duration: info.Duration, IDs: clearedIDs})
+	}
 	s.emit(Event{Kind: EventCompact, Turn: t.ID, Compact: &info})
 	s.emitContext()
 	return len(rebuilt), current, info
@@ -520,7 +528,7 @@ func (s *Session) trimOldest(t *Turn, current []providers.Message, before, targe
 	if size > target && len(current) > 1 {
 		// The current turn itself: clear all but its newest results.
 		all := append(append([]providers.Message(nil), prefix...), current...)
-		cleared, freed := compact.ClearOldResults(all, len(all)-1, 0)
+		cleared, freed, _ := compact.ClearOldResults(all, len(all)-1, 0)
 		if freed > 0 {
 			prefix, current, changed = cleared[:len(prefix)], cleared[len(prefix):], true
 		}
@@ -545,6 +553,17 @@ func isSummary(m providers.Message) bool {
 	}
 	t, ok := m.Content[0].(providers.Text)
 	return ok && strings.HasPrefix(t.Text, compact.SummaryLead)
+}
+
+// writeCleared appends the record of a cheap pass; a failed write is
+// logged.
+func (s *Session) writeCleared(c Cleared) {
+	if s.opts.Transcript == nil {
+		return
+	}
+	if err := s.opts.Transcript.WriteCleared(c); err != nil {
+		s.log.Warn("transcript", "err", err)
+	}
 }
 
 // writeBoundary appends a boundary record; a failed write is logged (the

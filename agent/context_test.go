@@ -543,38 +543,73 @@ func TestContextUse(t *testing.T) {
 	}
 }
 
-// Resuming after a compaction rebuilds the compacted history, the running
-// turn's messages included.
+// Resuming after compactions rebuilds the compacted history exactly, the
+// running turn's messages and the cleared results included: from the
+// boundary of a summary, and through the records of cheap passes.
 func TestResumeAfterCompaction(t *testing.T) {
-	home := t.TempDir()
-	tr, err := CreateTranscript(home, Header{ID: "s1", Workspace: "/w"})
-	if err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name     string
+		answer   string // long answers need a summary; tool output a cheap pass
+		size     int
+		boundary bool
+	}{
+		{"cheap passes only", "", 16000, false},
+		{"summaries", strings.Repeat("a long answer. ", 400), 3000, true},
 	}
-	m := &windowModel{window: 30000, calls: 3}
-	h := newCtxHarness(t, m, 16000, SessionOptions{ID: "s1", Transcript: tr, Context: ContextOptions{Limits: compact.Limits{Window: 30000, MaxOutput: 4000}}})
-	for i := range 4 {
-		runOK(t, h.sess, fmt.Sprint("turn ", i))
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			home := t.TempDir()
+			tr, err := CreateTranscript(home, Header{ID: "s1", Workspace: "/w"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := &windowModel{window: 30000, calls: 3, answer: c.answer}
+			h := newCtxHarness(t, m, c.size, SessionOptions{ID: "s1", Transcript: tr, Context: ContextOptions{Limits: compact.Limits{Window: 30000, MaxOutput: 4000}}})
+			for i := range 8 {
+				runOK(t, h.sess, fmt.Sprint("turn ", i))
+			}
+			if ok, _ := h.compactions(); len(ok) == 0 {
+				t.Fatal("no compaction")
+			}
+			want := fullText(h.sess.History())
+			h.sess.Close()
+			l, err := LoadTranscript(home, "s1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (l.Boundary != nil) != c.boundary {
+				t.Errorf("boundary %+v", l.Boundary)
+			}
+			if got := fullText(l.History); got != want {
+				t.Errorf("resumed history\n%s\nwant\n%s", got, want)
+			}
+			if err := compact.Paired(l.History); err != nil {
+				t.Errorf("the resumed history is not paired: %v", err)
+			}
+			if l.Turns != 8 {
+				t.Errorf("turns %d", l.Turns)
+			}
+		})
 	}
-	if ok, _ := h.compactions(); len(ok) == 0 {
-		t.Fatal("no compaction")
+}
+
+// fullText renders a history with its tool calls and results.
+func fullText(h []providers.Message) string {
+	var b strings.Builder
+	for _, m := range h {
+		b.WriteString(string(m.Role) + ":")
+		for _, p := range m.Content {
+			switch p := p.(type) {
+			case providers.Text:
+				b.WriteString(" " + p.Text)
+			case providers.ToolCall:
+				b.WriteString(" call " + p.ID)
+			case providers.ToolResult:
+				text, _ := p.TextAndImages()
+				b.WriteString(" result " + p.CallID + " " + text)
+			}
+		}
+		b.WriteString("\n")
 	}
-	want := historyText(h.sess.History())
-	h.sess.Close()
-	l, err := LoadTranscript(home, "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if l.Boundary == nil {
-		t.Fatal("no boundary")
-	}
-	if got := historyText(l.History); got != want {
-		t.Errorf("resumed history\n%s\nwant\n%s", got, want)
-	}
-	if err := compact.Paired(l.History); err != nil {
-		t.Errorf("the resumed history is not paired: %v", err)
-	}
-	if l.Turns != 4 {
-		t.Errorf("turns %d", l.Turns)
-	}
+	return b.String()
 }

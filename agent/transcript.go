@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"agent/agent/compact"
 	"agent/config"
 	"agent/internal/quote"
 	"agent/internal/securefile"
@@ -29,6 +30,7 @@ import (
 //	{"type":"message", "turn", "role", "parts":[...], "from", "claimedName", "usage"}
 //	{"type":"turn", "turn", "status", "stopReason", "error", "usage"}
 //	{"type":"compact", "trigger", "tokensBefore", "tokensAfter", "durationMs", "turns", "usage", "messages":[...]}
+//	{"type":"clear", "trigger", "tokensBefore", "tokensAfter", "durationMs", "ids":[...]}
 //
 // A message is written as soon as it is complete, so a crash loses at most
 // the message being streamed.
@@ -77,6 +79,7 @@ type record struct {
 	Usage       *usageRecord `json:"usage,omitempty"`
 	StopReason  string       `json:"stopReason,omitempty"`
 	Error       string       `json:"error,omitempty"`
+	IDs         []string     `json:"ids,omitempty"` // a "clear" record's calls
 }
 
 // usageRecord is a model call's usage (an answer's record) or a turn's
@@ -354,6 +357,8 @@ func readTranscript(r io.Reader, path string, start *boundaryStart) (*Loaded, er
 			l.Messages = append(l.Messages, LoadedMessage{Turn: rec.Turn, Message: providers.Message{Role: providers.Role(rec.Role), Content: parts}, From: rec.From, ClaimedName: rec.ClaimedName})
 		case "turn":
 			status[rec.Turn] = Status(rec.Status)
+		case "clear":
+			clearLoaded(l.Messages, rec.IDs)
 		}
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) {
@@ -372,6 +377,21 @@ func readTranscript(r io.Reader, path string, start *boundaryStart) (*Loaded, er
 	}
 	l.History = wellFormed(l.History)
 	return l, nil
+}
+
+// clearLoaded applies a cheap pass's record to the messages read so far.
+func clearLoaded(ms []LoadedMessage, ids []string) {
+	msgs := make([]providers.Message, len(ms))
+	for i := range ms {
+		msgs[i] = ms[i].Message
+	}
+	cleared, freed := compact.ClearResults(msgs, ids)
+	if freed == 0 {
+		return
+	}
+	for i := range ms {
+		ms[i].Message = cleared[i]
+	}
 }
 
 // wellFormed drops tool calls that have no result (a crash between the

@@ -20,10 +20,11 @@ const maxPlaceholderArgs = 300
 // ClearOldResults is the cheap pass: the bodies of tool results are
 // replaced by one line that says how to get them again, oldest first,
 // except the newest keep tokens of tool output and everything from
-// protect on (the current turn). It returns the new history and the
-// tokens freed; msgs is not modified, and messages it does not change are
-// shared.
-func ClearOldResults(msgs []providers.Message, protect, keep int) ([]providers.Message, int) {
+// protect on (the current turn). It returns the new history, the tokens
+// freed and the ids of the calls whose results it cleared (what the
+// transcript records, so that resuming clears the same); msgs is not
+// modified, and messages it does not change are shared.
+func ClearOldResults(msgs []providers.Message, protect, keep int) ([]providers.Message, int, []string) {
 	protect = min(max(protect, 0), len(msgs))
 	// Walk back from the newest result, counting what is kept.
 	kept := 0
@@ -45,13 +46,45 @@ func ClearOldResults(msgs []providers.Message, protect, keep int) ([]providers.M
 		}
 	}
 	if cut < 0 {
-		return msgs, 0
+		return msgs, 0, nil
 	}
 	cut = min(cut, protect)
+	var ids []string
+	for i := 0; i < cut; i++ {
+		if msgs[i].Role != providers.RoleTool {
+			continue
+		}
+		for _, p := range msgs[i].Content {
+			if r, ok := p.(providers.ToolResult); ok && worthClearing(r) {
+				ids = append(ids, r.CallID)
+			}
+		}
+	}
+	out, freed := clearResults(msgs, cut, ids)
+	return out, freed, ids
+}
+
+// ClearResults replaces the bodies of the results that answer the calls
+// ids, as the cheap pass does (resuming a transcript applies its records
+// of cleared results with it). It returns the new history and the tokens
+// freed; msgs is not modified.
+func ClearResults(msgs []providers.Message, ids []string) ([]providers.Message, int) {
+	return clearResults(msgs, len(msgs), ids)
+}
+
+// clearResults clears the results of ids in msgs[:end].
+func clearResults(msgs []providers.Message, end int, ids []string) ([]providers.Message, int) {
+	if len(ids) == 0 {
+		return msgs, 0
+	}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
 	calls := map[string]providers.ToolCall{}
 	var out []providers.Message
 	freed := 0
-	for i := 0; i < cut; i++ {
+	for i := 0; i < end; i++ {
 		m := msgs[i]
 		switch m.Role {
 		case providers.RoleAssistant:
@@ -68,7 +101,7 @@ func ClearOldResults(msgs []providers.Message, protect, keep int) ([]providers.M
 		var content []providers.Part
 		for k, p := range m.Content {
 			r, ok := p.(providers.ToolResult)
-			if !ok || cleared(r) || resultSize(r) <= placeholderTokens {
+			if !ok || !want[r.CallID] || !worthClearing(r) {
 				continue
 			}
 			if content == nil {
@@ -90,6 +123,11 @@ func ClearOldResults(msgs []providers.Message, protect, keep int) ([]providers.M
 		return msgs, 0
 	}
 	return out, freed
+}
+
+// worthClearing: a result not cleared yet and larger than its placeholder.
+func worthClearing(r providers.ToolResult) bool {
+	return !cleared(r) && resultSize(r) > placeholderTokens
 }
 
 // placeholderTokens is about the size of a placeholder: a result no larger

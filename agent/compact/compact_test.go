@@ -250,7 +250,7 @@ func TestClearOldResults(t *testing.T) {
 		user("q3"), assistant("", "c3"), bigResult("c3", big), assistant("a3"),
 	}
 	t.Run("the newest output within keep stays, older is cleared", func(t *testing.T) {
-		out, freed := ClearOldResults(hist, len(hist), 15000)
+		out, freed, ids := ClearOldResults(hist, len(hist), 15000)
 		if freed < 15000 {
 			t.Errorf("freed %d tokens, want about 20000", freed)
 		}
@@ -273,9 +273,16 @@ func TestClearOldResults(t *testing.T) {
 		if Paired(out) != nil {
 			t.Error("the cleared history is not paired")
 		}
+		if strings.Join(ids, ",") != "c1,c2" {
+			t.Errorf("cleared ids %v", ids)
+		}
+		again, _ := ClearResults(hist, ids)
+		if render(again) != render(out) {
+			t.Error("clearing by the ids recorded gives another history")
+		}
 	})
 	t.Run("the current turn is never cleared", func(t *testing.T) {
-		out, _ := ClearOldResults(hist, 4, 0)
+		out, _, _ := ClearOldResults(hist, 4, 0)
 		if !cleared(out[2].Content[0].(providers.ToolResult)) {
 			t.Error("the first turn's result stays")
 		}
@@ -284,21 +291,21 @@ func TestClearOldResults(t *testing.T) {
 		}
 	})
 	t.Run("clearing twice frees nothing more", func(t *testing.T) {
-		out, _ := ClearOldResults(hist, len(hist), 0)
-		again, freed := ClearOldResults(out, len(out), 0)
+		out, _, _ := ClearOldResults(hist, len(hist), 0)
+		again, freed, _ := ClearOldResults(out, len(out), 0)
 		if freed != 0 || &again[0] != &out[0] {
 			t.Errorf("a second pass freed %d tokens", freed)
 		}
 	})
 	t.Run("everything within keep is left alone", func(t *testing.T) {
-		out, freed := ClearOldResults(hist, len(hist), 1<<30)
+		out, freed, _ := ClearOldResults(hist, len(hist), 1<<30)
 		if freed != 0 || &out[0] != &hist[0] {
 			t.Errorf("freed %d tokens", freed)
 		}
 	})
 	t.Run("small results are not worth clearing", func(t *testing.T) {
 		small := []providers.Message{user("q"), assistant("", "c1"), results("c1"), assistant("a")}
-		_, freed := ClearOldResults(small, len(small), 0)
+		_, freed, _ := ClearOldResults(small, len(small), 0)
 		if freed != 0 {
 			t.Errorf("freed %d tokens of a tiny result", freed)
 		}

@@ -180,9 +180,10 @@ func (c *Client) Body(req *providers.Request) ([]byte, string, error) {
 	if err := checkCaps(req, caps); err != nil {
 		return fail(err)
 	}
+	msgs := wireMessages(req.Messages, c.opts.Reasoning)
 	b := map[string]any{
 		"model":    model,
-		"messages": wireMessages(req.Messages, c.opts.Reasoning),
+		"messages": json.RawMessage("0"), // spliceMessages puts them in
 		"stream":   true,
 	}
 	if !c.opts.OmitStreamUsage {
@@ -251,7 +252,7 @@ func (c *Client) Body(req *providers.Request) ([]byte, string, error) {
 	if err != nil {
 		return fail(providers.Invalid("encoding the request: %v", err))
 	}
-	return out, model, nil
+	return spliceMessages(out, msgs), model, nil
 }
 
 // checkCaps refuses what the model cannot take, before anything is sent.
@@ -360,6 +361,31 @@ func wireMessages(msgs []providers.Message, replay ReasoningReplay) []wireMessag
 			out = append(out, wireMessage{Role: "user", Content: userContent(m.Content)})
 		case providers.RoleAssistant:
 			w := wireMessage{Role: "assistant"}
+			if len(m.Content) == 1 {
+				// The usual answer, one text or one call: no builders.
+				switch p := m.Content[0].(type) {
+				case providers.Text:
+					w.Content = p.Text
+					if replay == ReplayToolTurns && toolTurn[i] {
+						empty := ""
+						w.ReasoningContent = &empty
+					}
+					out = append(out, w)
+					continue
+				case providers.ToolCall:
+					args := string(p.Arguments)
+					if args == "" {
+						args = "{}"
+					}
+					w.ToolCalls = []wireToolCall{{ID: p.ID, Type: "function", Function: wireCallFunc{Name: p.Name, Arguments: args}}}
+					if replay == ReplayToolTurns && toolTurn[i] {
+						empty := ""
+						w.ReasoningContent = &empty
+					}
+					out = append(out, w)
+					continue
+				}
+			}
 			var text, reasoning strings.Builder
 			hasReasoning := false
 			for _, p := range m.Content {
