@@ -241,3 +241,34 @@ func TestE2EPlainCompactAndClear(t *testing.T) {
 		t.Errorf("the new conversation carries the old one: %s", reqs[2])
 	}
 }
+
+// agent_submit through mcp serve compacts like any other turn.
+func TestE2EServeSubmitCompacts(t *testing.T) {
+	const window = 16000
+	long := strings.Repeat("what the files say, at length. ", 800)
+	replies := append(reads(0, 3, "first "+long), reads(3, 6, "second "+long)...)
+	s, srv := contextSandbox(t, window, replies...)
+	srv.SetContext(window, "SUMMARY of the served session.")
+	msgs, r := stdioLines(t, s, nil,
+		initLine,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"agent_submit","arguments":{"prompt":"read the first files"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"agent_submit","arguments":{"prompt":"read the next files"}}}`)
+	got := byID(msgs)
+	for _, id := range []string{"2", "3"} {
+		text, isErr := resultText(t, got[id])
+		if isErr || !strings.Contains(text, "what the files say") {
+			t.Fatalf("agent_submit %s: %q %v\n%s", id, text, isErr, brief(r))
+		}
+	}
+	summaries := 0
+	for _, body := range srv.Requests() {
+		if strings.Contains(string(body), fakemodel.SummaryMarker) {
+			summaries++
+		}
+	}
+	if summaries == 0 || srv.Refused() != 0 {
+		t.Errorf("%d summaries, %d requests refused", summaries, srv.Refused())
+	}
+	checkPaired(t, srv)
+}
