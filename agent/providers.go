@@ -73,7 +73,7 @@ func ResolveModel(f ModelFlags, s *config.Settings) (ModelChoice, error) {
 	if f.BaseURL != "" {
 		c.BaseURL = f.BaseURL
 	}
-	// Last, the seed's defaultModel option, then the built-in
+	// Last, the provider's defaultModel option, then the built-in
 	// definition's default (none for local: the model is the server's).
 	if c.Model == "" && c.Settings != nil {
 		c.Model, _ = c.Settings.Options["defaultModel"].(string)
@@ -121,7 +121,8 @@ func apiKey(c ModelChoice, env ProviderEnv) (string, error) {
 // NewProvider constructs the chosen provider through its built-in
 // definition (providers/builtin): the definition's defaults fill what the
 // flags and settings leave open, and the provider-specific options under
-// providers.<id> are read with the seed's names.
+// providers.<id> are read with the names of docs/reference/settings.md,
+// "providers".
 func NewProvider(c ModelChoice, env ProviderEnv) (providers.Provider, error) {
 	def, ok := builtin.Lookup(c.ProviderID)
 	if !ok {
