@@ -44,13 +44,13 @@ func ResolveModel(f ModelFlags, s *config.Settings) (ModelChoice, error) {
 	switch {
 	case f.Provider != "":
 		if !config.ValidProvider(f.Provider) {
-			return c, fmt.Errorf("unknown provider %q: use one of messages, responses, genai, reasoning, regional, local", quote.V(f.Provider))
+			return c, fmt.Errorf("unknown provider %q: use %s", quote.V(f.Provider), config.ProviderList())
 		}
 		c.ProviderID = f.Provider
 	case s != nil && s.DefaultModel != nil:
 		c.ProviderID = s.DefaultModel.Provider
 	default:
-		return c, fmt.Errorf("%w: pass --provider ID (messages, responses, genai, reasoning, regional, local) or set defaultModel in ~/.agent/settings.json", ErrNoModel)
+		return c, fmt.Errorf("%w: pass --provider ID (%s) or set defaultModel in ~/.agent/settings.json", ErrNoModel, config.ProviderList())
 	}
 	// The model: the flag; else defaultModel's when it names this
 	// provider; else providers.<id>.model; else the provider's default.
