@@ -120,3 +120,28 @@ func TestE2ESamePrompt(t *testing.T) {
 		})
 	}
 }
+
+// TestE2EInstructionFilesOverTheLimit: over instructions.maxBytes the
+// farthest file is left out whole, and that is said on stderr (print
+// mode), in the context message and in /context; never silently.
+func TestE2EInstructionFilesOverTheLimit(t *testing.T) {
+	s, srv := printSandbox(t, fakemodel.Reply{Text: "ok"})
+	s.write(".agent/settings.json", `{"instructions": {"maxBytes": 100}}`)
+	agents := s.write("AGENTS.md", "Farther: "+strings.Repeat("a", 70)+"\n")
+	s.write("CLAUDE.md", "Closer: "+strings.Repeat("c", 70)+"\n")
+	r := s.run("", "-p", "hi")
+	if r.Code != 0 {
+		t.Fatalf("%+v", r)
+	}
+	if want := "agent: instructions: " + agents + ": left out"; !strings.Contains(r.Stderr, want) {
+		t.Errorf("stderr lacks %q: %q", want, r.Stderr)
+	}
+	framing, _ := framingOf(t, srv.Requests()[0])
+	all := strings.Join(framing, "\n")
+	if !strings.Contains(all, "Closer: ") || strings.Contains(all, "Farther: ") || !strings.Contains(all, "[Left out to stay within 100 bytes of instructions: "+agents) {
+		t.Errorf("the context message:\n%s", all)
+	}
+	if r := s.run("/context\n"); r.Code != 0 || !strings.Contains(r.Stdout, "left out over the limit: "+agents) {
+		t.Errorf("/context: %+v", r)
+	}
+}
