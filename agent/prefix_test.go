@@ -13,27 +13,8 @@ import (
 	"agent/internal/fakemodel"
 	"agent/providers"
 	"agent/providers/messages"
+	pt "agent/providers/providertest"
 )
-
-// cacheMark is how the messages provider marks the end of a cached
-// prefix.
-const cacheMark = `,"cache_control":{"type":"ephemeral"}`
-
-// withoutMarks removes the cache marks from a request body and returns
-// where each stood in what is left.
-func withoutMarks(body []byte) ([]byte, []int) {
-	var out []byte
-	var at []int
-	for {
-		i := bytes.Index(body, []byte(cacheMark))
-		if i < 0 {
-			return append(out, body...), at
-		}
-		out = append(out, body[:i]...)
-		at = append(at, len(out))
-		body = body[i+len(cacheMark):]
-	}
-}
 
 // TestToolLoopKeepsTheCachePrefix: a turn of 20 tool calls through the
 // runtime, with the real framing (the static prompt, the environment
@@ -98,37 +79,7 @@ func TestToolLoopKeepsTheCachePrefix(t *testing.T) {
 	if !bytes.Contains(bodies[1], []byte("every function has a table test")) || bytes.Contains(bodies[0], []byte("every function has a table test")) {
 		t.Error("parser/AGENTS.md was not attached to the first Read below parser/")
 	}
-	var prev []byte
-	var prevMarks []int
-	for n, body := range bodies {
-		cur, at := withoutMarks(body)
-		if len(at) == 0 || len(at) > 4 {
-			t.Fatalf("request %d: %d cache marks", n+1, len(at))
-		}
-		if n > 0 {
-			end := prevMarks[len(prevMarks)-1]
-			if !bytes.HasPrefix(cur, prev[:end]) {
-				i := 0
-				for i < end && cur[i] == prev[i] {
-					i++
-				}
-				t.Fatalf("request %d departs from the cached prefix at byte %d of %d:\n%s", n+1, i, end, cur[max(i-80, 0):min(i+80, len(cur))])
-			}
-			found := false
-			for _, a := range at {
-				found = found || a == end
-			}
-			if !found {
-				t.Errorf("request %d does not mark where request %d ended (%d): %v", n+1, n, end, at)
-			}
-			share := float64(end) / float64(len(cur))
-			t.Logf("request %2d: %6d bytes, %6d cacheable (%.1f%%)", n+1, len(cur), end, 100*share)
-			if n >= 2 && share < 0.8 {
-				t.Errorf("request %d: only %.1f%% of it is cacheable", n+1, 100*share)
-			}
-		}
-		prev, prevMarks = cur, at
-	}
+	pt.CheckCachePrefix(t, bodies, `,"cache_control":{"type":"ephemeral"}`)
 }
 
 // encoder passes each request to encode before the provider sends it.
