@@ -263,13 +263,7 @@ func TestE2EInstructionFilesReachTheModel(t *testing.T) {
 	s.write("docs/extra.md", "Imported: never edit generated files.\n")
 	s.write("sub/AGENTS.md", "In sub, names are kebab-case.\n")
 	s.write("sub/code.txt", "hello\n")
-	for _, args := range [][]string{{"init", "-q", "-b", "trunk"}, {"add", "."}, {"-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "the first commit"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = s.Work
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
-	}
+	s.gitCommitAll("trunk", "the first commit")
 	r := s.run("", "-p", "go")
 	if r.Code != 0 {
 		t.Fatalf("%+v", r)

@@ -79,13 +79,7 @@ func TestE2ESamePrompt(t *testing.T) {
 			s, srv := printSandbox(t, fakemodel.Reply{Text: "ok"})
 			s.write(".agent/settings.json", `{"systemPrompt": "The setting's text.", "appendSystemPrompt": "Appended by the setting."}`)
 			s.write("AGENTS.md", "Project rule: build with make.\n")
-			for _, args := range [][]string{{"init", "-q", "-b", "trunk"}, {"add", "AGENTS.md"}, {"-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "the first commit"}} {
-				cmd := exec.Command("git", args...)
-				cmd.Dir = s.Work
-				if out, err := cmd.CombinedOutput(); err != nil {
-					t.Fatalf("git %v: %v %s", args, err, out)
-				}
-			}
+			s.gitCommitAll("trunk", "the first commit")
 			c.run(t, s)
 			reqs := srv.Requests()
 			if len(reqs) == 0 {
