@@ -40,6 +40,12 @@ func promptChoice(opts StartOptions, s *config.Settings) (replace *string, appen
 	return replace, appendText
 }
 
+// DefaultSystemPrompt is a one-line system message for a session made
+// with NewSession alone (the Agent API's callers, benchmarks). A
+// workspace session sends the full framing instead: prompt.Static, the
+// environment block and the context message.
+const DefaultSystemPrompt = `You are agent, a coding assistant working in the user's terminal, in the workspace directory. Use the tools to read, search and change files and to run commands; keep answers short and exact.`
+
 // UntrustedError refuses a headless start in a workspace that is not
 // trusted (docs/reference/runtime.md, "Starting a session";
 // docs/reference/cli.md, "Trust").
