@@ -293,6 +293,7 @@ type interactiveUI struct {
 	app        *tui.App
 	live       liveSession
 	transports *sessionTransports
+	notices    onceNotices
 }
 
 // hooks are the UI's operations on the session and the machine.
@@ -319,8 +320,35 @@ func (u *interactiveUI) hooks() tui.Hooks {
 // notice sink and the sign-in conversation.
 func (u *interactiveUI) startOptions() agent.StartOptions {
 	o := u.e.startOptions(u.sf, u.f, interactiveFront)
-	o.Prompter, o.Notice, o.SignInUI = u.app, u.app.Notice, signInUI{u.app}
+	o.Prompter, o.Notice, o.SignInUI = u.app, u.notice, signInUI{u.app}
 	return o
+}
+
+// notice shows a session's notice (onceNotices.show).
+func (u *interactiveUI) notice(line string) { u.notices.show(line, u.app.Notice) }
+
+// onceNotices shows an instruction file's diagnostic once in the UI,
+// although /resume starts another session that reads the files again;
+// other notices are shown as they come.
+type onceNotices struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (o *onceNotices) show(line string, show func(string)) {
+	if strings.HasPrefix(line, agent.InstructionsNotice) {
+		o.mu.Lock()
+		seen := o.seen[line]
+		if o.seen == nil {
+			o.seen = map[string]bool{}
+		}
+		o.seen[line] = true
+		o.mu.Unlock()
+		if seen {
+			return
+		}
+	}
+	show(line)
 }
 
 // askTrust asks whether to trust a workspace that is not trusted yet; a no

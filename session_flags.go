@@ -35,7 +35,7 @@ func (sf *sessionFlags) register(f *flagSet) {
 // registerModel adds the flags that choose the model and the permission
 // mode (mcp serve has these, not --resume).
 func (sf *sessionFlags) registerModel(f *flagSet) {
-	f.stringVar(&sf.provider, "provider", "ID", "messages, responses, genai, reasoning, regional or local")
+	f.stringVar(&sf.provider, "provider", "ID", config.ProviderList())
 	f.stringVar(&sf.model, "model", "SLUG", "model slug, passed to the endpoint verbatim")
 	f.stringVar(&sf.baseURL, "base-url", "URL", "endpoint of the provider's API surface")
 	f.stringVar(&sf.mode, "permission-mode", "MODE", "default, plan, acceptEdits or bypassPermissions")
@@ -100,7 +100,7 @@ func (e *env) startOptions(sf *sessionFlags, f *flagSet, fe frontEnd) agent.Star
 // settings are read, they are named as the flag the user typed.
 func checkModelFlags(cmd, provider, baseURL, mode string) error {
 	if provider != "" && !config.ValidProvider(provider) {
-		return usagef(cmd, "--provider must be messages, responses, genai, reasoning, regional or local, not %q", quote.V(provider))
+		return usagef(cmd, "--provider must be %s, not %q", config.ProviderList(), quote.V(provider))
 	}
 	if baseURL != "" && !config.ValidBaseURL(baseURL) {
 		if u, err := url.Parse(baseURL); err == nil && u.User != nil {

@@ -77,13 +77,18 @@ func newInstructions(ctx context.Context, o instructionOptions) *Instructions {
 	return in
 }
 
+// InstructionsNotice starts the notice of each instruction file
+// diagnostic ("instructions: PATH:LINE: what"), so that a front end that
+// starts several sessions (the terminal UI's /resume) can show each once.
+const InstructionsNotice = "instructions: "
+
 // report passes each diagnostic to the notices once per session.
 func (in *Instructions) report(s *prompt.Set) {
 	if s == nil {
 		return
 	}
 	for _, d := range s.Diagnostics {
-		line := "instructions: " + d.String()
+		line := InstructionsNotice + d.String()
 		if !in.reported[line] {
 			in.reported[line] = true
 			in.notice(line)

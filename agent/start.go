@@ -41,7 +41,10 @@ func promptChoice(opts StartOptions, s *config.Settings) (replace *string, appen
 	return replace, appendText
 }
 
-// DefaultSystemPrompt is the system message when nothing replaces it.
+// DefaultSystemPrompt is a one-line system message for a session made
+// with NewSession alone (the Agent API's callers, benchmarks). A
+// workspace session sends the full framing instead: prompt.Static, the
+// environment block and the context message.
 const DefaultSystemPrompt = `You are agent, a coding assistant working in the user's terminal, in the workspace directory. Use the tools to read, search and change files and to run commands; keep answers short and exact.`
 
 // UntrustedError refuses a headless start in a workspace that is not
@@ -67,7 +70,7 @@ type StartOptions struct {
 	// them first.
 	Provider, Model, BaseURL string
 	PermissionMode           string  // "": settings' permissions.defaultMode, else default
-	SystemPrompt             *string // --system-prompt; nil: the setting, else DefaultSystemPrompt
+	SystemPrompt             *string // --system-prompt; nil: the setting, else prompt.Static
 	AppendSystemPrompt       *string // --append-system-prompt; nil: the setting, else nothing
 
 	// Headless refuses an untrusted workspace instead of running with user

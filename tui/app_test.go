@@ -332,6 +332,16 @@ func TestAutocompleteAndCommands(t *testing.T) {
 		h.expect("Usage: /mcp approve SERVER")
 		h.typ("/nope\r")
 		h.expect("Unknown command /nope")
+		// The instruction-file commands are in the menu and run through
+		// the session's command runner.
+		h.typ("/mem")
+		h.expect("/memory reload")
+		h.expect("read the instruction files again")
+		h.typ("\x15/con")
+		h.expect("what the context is made of")
+		h.typ("\x15/in")
+		h.expect("write or improve AGENTS.md")
+		h.typ("\x15")
 		h.typ("/he\x1b")
 		time.Sleep(30 * time.Millisecond)
 		synctest.Wait()

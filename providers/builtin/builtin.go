@@ -93,10 +93,10 @@ type Definition struct {
 	New func(Config) (providers.Provider, error)
 }
 
-// DefaultDefinitions returns the built-in provider definitions (the seed's
-// createDefaultProviderDefinitions()), in the display order of
-// docs/providers.md, "Built-in definitions (`providers/builtin`)". Each
-// call returns fresh values the caller may change.
+// DefaultDefinitions returns the built-in provider definitions, in the
+// display order of docs/providers.md, "Built-in definitions
+// (`providers/builtin`)". Each call returns fresh values the caller may
+// change.
 func DefaultDefinitions() []Definition {
 	defs := []Definition{
 		{
