@@ -118,6 +118,11 @@ func commandRunner(home string, live func() (*agent.WorkspaceSession, *eventEndp
 			return c.MCPCommand(ctx, words[1:])
 		case "/events":
 			return ep.command(words[1:])
+		case "/hooks":
+			if c == nil {
+				return "", errors.New("the session has not started")
+			}
+			return c.HooksCommand(words[1:])
 		case "/memory":
 			if c == nil {
 				return "", errors.New("the session has not started")
@@ -188,13 +193,16 @@ func plainSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, pro
 	// /clear: a new session in place of the running one, as in the
 	// terminal UI.
 	newConversation := func(ctx context.Context) (tui.Session, error) {
-		nc, err := agent.Start(ctx, opts)
+		o := opts
+		o.Source = "clear"
+		nc, err := agent.Start(ctx, o)
 		if err != nil {
 			return nil, err
 		}
 		old, ep := live.get()
 		ep.retarget(nc)
 		live.set(nc, ep)
+		old.EndReason = "clear"
 		old.Close()
 		return tui.FromAgent(nc.Session), nil
 	}
@@ -269,6 +277,9 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	u.app.Close()
 	tty.Restore()
 	c, _ = u.live.get()
+	if ctx.Err() == nil {
+		c.EndReason = "prompt_input_exit" // the user ended it (SessionEnd's reason)
+	}
 	fmt.Fprintf(e.err, "agent: session %s (continue it with 'agent --resume %s')\n", c.Session.ID(), c.Session.ID())
 	if err != nil {
 		return err
@@ -556,6 +567,9 @@ func (u *interactiveUI) newConversation(ctx context.Context) (tui.Switched, erro
 func (u *interactiveUI) replaceSession(ctx context.Context, id string) (tui.Switched, error) {
 	opts := u.startOptions()
 	opts.Resume = id
+	if id == "" {
+		opts.Source = "clear" // SessionStart's source (docs/reference/runtime.md, "Hooks")
+	}
 	nc, err := agent.Start(ctx, opts)
 	if err != nil {
 		return tui.Switched{}, err
@@ -567,6 +581,9 @@ func (u *interactiveUI) replaceSession(ctx context.Context, id string) (tui.Swit
 	ep.retarget(nc)
 	u.live.set(nc, ep)
 	if old != nil {
+		if id == "" {
+			old.EndReason = "clear"
+		}
 		old.Close()
 	}
 	sw := tui.Switched{Session: tui.FromAgent(nc.Session), Status: sessionStatus(nc)}

@@ -85,6 +85,8 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 			fmt.Fprintf(e.err, "agent: %s\n", sanitizeLine(ev.Compact.Line()))
 		case ev.Kind == agent.EventNotice:
 			fmt.Fprintf(e.err, "agent: %s\n", sanitizeLine(ev.Text))
+		case ev.Kind == agent.EventHookFailure:
+			fmt.Fprintf(e.err, "agent: hook failed: %s\n", sanitizeLine(ev.Text))
 		}
 	})
 	turn, err := sess.Submit(agent.TurnRequest{Prompt: prompt})
@@ -275,6 +277,8 @@ func streamJSON(ev agent.Event) []byte {
 		}
 	case agent.EventNotice:
 		v = map[string]any{"type": "notice", "text": ev.Text}
+	case agent.EventHookFailure:
+		v = map[string]any{"type": "hook_failure", "text": ev.Text}
 	default:
 		return nil // the final object closes the stream
 	}

@@ -146,6 +146,11 @@ func allowedImport(from, imp string, std bool) (bool, string) {
 		// runtime that calls it (docs/reference/runtime.md, "System prompt
 		// and instruction files").
 		return to == "config" || under(to, "internal"), "agent/prompt imports only config and internal"
+	case from == "agent/hooks":
+		// Hooks read their definitions from the settings and run
+		// processes; the runtime applies what they decide
+		// (docs/reference/runtime.md, "Hooks").
+		return to == "config" || under(to, "internal"), "agent/hooks imports only config and internal"
 	case from == "agent/compact":
 		// Compaction's arithmetic and history rewriting work on the
 		// message types alone; the runtime makes the model calls
@@ -234,6 +239,10 @@ func TestImportRuleTable(t *testing.T) {
 		{"agent may import the prompt builder", "agent", "agent/agent/prompt", false, true},
 		{"the prompt builder imports no agent", "agent/prompt", "agent/agent", false, false},
 		{"agent may import compaction", "agent", "agent/agent/compact", false, true},
+		{"agent may import hooks", "agent", "agent/agent/hooks", false, true},
+		{"hooks import no agent", "agent/hooks", "agent/agent", false, false},
+		{"hooks import no providers", "agent/hooks", "agent/providers", false, false},
+		{"hooks may import config", "agent/hooks", "agent/config", false, true},
 		{"compaction imports no agent", "agent/compact", "agent/agent", false, false},
 		{"compaction imports no provider surface", "agent/compact", "agent/providers/messages", false, false},
 		{"compaction may import the message types", "agent/compact", "agent/providers", false, true},

@@ -57,6 +57,8 @@ func commands() []*command {
 		sessionEventsListCommand(),
 		sessionEventsRevokeCommand(),
 		keybindingsCheckCommand(),
+		hooksListCommand(),
+		hooksApproveCommand(),
 	}
 }
 
@@ -176,6 +178,7 @@ var groups = map[string]string{
 	"mcp":         "MCP servers: status, sign-in, serving",
 	"keybindings": "the keybindings overrides file",
 	"session":     "background sessions",
+	"hooks":       "hooks and their approval",
 }
 
 // rootWords answers the command lines that are neither a command nor a

@@ -31,6 +31,9 @@ const (
 	EventCompactStart EventKind = "compact_start" // Compact: a compaction began
 	EventCompact      EventKind = "compact"       // Compact: a compaction ended (Compact.Err when it failed); Usage: its model call
 	EventNotice       EventKind = "notice"        // Text: something the user should know, not the model
+	// Hooks (docs/reference/runtime.md, "Hooks").
+	EventHookStatus  EventKind = "hook_status"  // Text: a running hook's statusMessage ("" when the hooks ended)
+	EventHookFailure EventKind = "hook_failure" // Text: a hook that failed (shown to the user, dimmed)
 )
 
 // Event is one item of a session's event stream.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"agent/agent/compact"
+	"agent/agent/hooks"
 	"agent/agent/tools"
 	"agent/config"
 	"agent/internal/jsonschema"
@@ -77,6 +78,16 @@ type SessionOptions struct {
 	// Context configures compaction (docs/reference/runtime.md, "Context
 	// management").
 	Context ContextOptions
+	// Hooks are the user's hooks (docs/reference/runtime.md, "Hooks");
+	// nil runs none.
+	Hooks *hooks.Set
+	// StartSource is told to the SessionStart hooks, which run before the
+	// first turn: startup, resume, clear ("" runs none).
+	StartSource string
+	// Guard, when set, names why a call must be asked about whatever the
+	// mode and the rules say ("" for most calls): Write and Edit of a
+	// settings file or an approved hook's script.
+	Guard func(spec tools.Spec, t tools.Target) string
 }
 
 // Framing is what a session sends before its conversation on every
@@ -180,6 +191,9 @@ type Turn struct {
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// hookStop: a hook answered "continue": false; the turn ends after
+	// the current step.
+	hookStop bool
 }
 
 // Wait returns the turn's result when it ends, or ctx's error.
@@ -480,7 +494,11 @@ func (s *Session) Busy() bool {
 
 // Close aborts the running turn, cancels the queued ones and ends the
 // loop. It is idempotent and returns when the loop has ended.
-func (s *Session) Close() error {
+func (s *Session) Close() error { return s.closeWithReason("other") }
+
+// closeWithReason is Close, telling the SessionEnd hooks why the session
+// ends.
+func (s *Session) closeWithReason(reason string) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -497,6 +515,7 @@ func (s *Session) Close() error {
 	}
 	s.stop()
 	<-s.done
+	s.sessionEndHooks(reason)
 	if s.opts.Transcript != nil {
 		return s.opts.Transcript.Close()
 	}
@@ -505,6 +524,9 @@ func (s *Session) Close() error {
 
 func (s *Session) loop() {
 	defer close(s.done)
+	if s.opts.StartSource != "" {
+		s.sessionStartHooks(s.opts.StartSource)
+	}
 	for {
 		s.mu.Lock()
 		if s.closed {
@@ -623,8 +645,19 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 		}
 		um.Content = append(parts, um.Content...)
 	}
+	if err := s.promptHooks(t, &um); err != nil {
+		// Blocked: the prompt never reaches the model or the conversation.
+		s.mu.Lock()
+		s.notes = append(notes, s.notes...)
+		s.mu.Unlock()
+		res.Status, res.Err = StatusError, err
+		s.recordEnd(t, res)
+		s.emit(Event{Kind: EventError, Turn: t.ID, Result: &res, Err: err})
+		return res
+	}
 	turnMsgs := []providers.Message{um}
 	s.record(t, turnMsgs[0], t.Req)
+	var stops stopState
 
 	finish := func(status Status, err error) TurnResult {
 		res.Status, res.Err = status, err
@@ -724,6 +757,13 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 		calls := col.ToolCalls() // the original arguments, to report what was wrong
 		res.Text = col.Text()
 		if len(calls) == 0 {
+			if next, more := s.stopHooks(t, res.Text, &stops); more && !t.hookStop {
+				// A Stop hook keeps the turn going (docs/reference/runtime.md,
+				// "Hooks").
+				turnMsgs = append(turnMsgs, next)
+				s.record(t, next, TurnRequest{})
+				continue
+			}
 			return finish(StatusComplete, nil)
 		}
 		results := s.runTools(ctx, t, calls)
@@ -736,6 +776,10 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 		if aborted(ctx) {
 			res.StopReason = "interrupted"
 			return finish(StatusInterrupted, nil)
+		}
+		if t.hookStop {
+			res.StopReason = "hook"
+			return finish(StatusComplete, nil)
 		}
 	}
 }
@@ -869,16 +913,56 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 	if err := s.validateArgs(spec, c.Arguments); err != nil {
 		return end(tools.Result{IsError: true, Content: fmt.Sprintf("Invalid arguments for %s: %v", spec.Name, err)}, false)
 	}
-	target, err := tool.Target(c.Arguments)
+	// PreToolUse runs before the permission check; its allow never beats a
+	// deny rule or plan mode, and arguments it replaces are judged again
+	// (docs/reference/runtime.md, "Hooks").
+	th := s.preToolHooks(ctx, turnID, &c)
+	if t != nil && th.stop {
+		t.hookStop = true
+	}
+	if th.block {
+		return end(tools.Result{IsError: true, Content: hookDenied(spec.Name, th.reason)}, true)
+	}
+	target, err := s.reargue(spec, tool, c.Arguments)
 	if err != nil {
 		return end(tools.Result{IsError: true, Content: fmt.Sprintf("%s: %v", spec.Name, err)}, false)
 	}
+	ev.Args = c.Arguments
 	v := Verdict{Decision: Deny, Reason: "no permission checker", Suggest: spec.Name}
 	if spec.Risk == tools.RiskInspect {
 		v = Verdict{Decision: Allow}
 	}
 	if s.opts.Permissions != nil {
 		v = s.opts.Permissions.Check(spec, target)
+	}
+	switch {
+	case v.Decision == Deny:
+	case th.permission == "allow" && v.Decision == Ask:
+		v = Verdict{Decision: Allow}
+	case th.permission == "ask" && v.Decision == Allow:
+		v = Verdict{Decision: Ask, Suggest: v.Suggest, Reason: "a hook asks for the user's approval"}
+	}
+	if v.Decision != Deny && s.opts.Guard != nil {
+		if why := s.opts.Guard(spec, target); why != "" {
+			v = Verdict{Decision: Ask, Reason: why, Suggest: spec.Name + "(" + target.Value + ")", Guarded: true}
+		}
+	}
+	if v.Decision == Ask {
+		if decision, why := s.permissionHooks(ctx, turnID, &c); decision != "" {
+			// A PermissionRequest hook answers in the user's place; new
+			// arguments are judged by the rules again.
+			ev.Args = c.Arguments
+			if target, err = s.reargue(spec, tool, c.Arguments); err != nil {
+				return end(tools.Result{IsError: true, Content: fmt.Sprintf("%s: %v", spec.Name, err)}, false)
+			}
+			v = Verdict{Decision: Allow}
+			if s.opts.Permissions != nil && s.opts.Permissions.Check(spec, target).Decision == Deny {
+				v = s.opts.Permissions.Check(spec, target)
+			}
+			if decision == "deny" {
+				return end(tools.Result{IsError: true, Content: hookDenied(spec.Name, why)}, true)
+			}
+		}
 	}
 	if v.Decision == Ask {
 		if t == nil {
@@ -900,6 +984,9 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 		if text := s.opts.Attach(target.Value); text != "" {
 			r.Content += "\n\n" + text
 		}
+	}
+	if s.postToolHooks(ctx, turnID, c, target, &r) && t != nil {
+		t.hookStop = true
 	}
 	return end(r, false)
 }
@@ -986,11 +1073,16 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 func (s *Session) ask(ctx context.Context, t *Turn, spec tools.Spec, c providers.ToolCall, target tools.Target, v Verdict) Verdict {
 	if s.opts.Prompter == nil {
 		v.Decision = Deny
-		v.Reason = "nobody can answer a permission prompt here"
+		if v.Guarded {
+			v.Reason = "nobody can answer a permission prompt here, and " + v.Reason
+		} else {
+			v.Reason = "nobody can answer a permission prompt here"
+		}
 		return v
 	}
 	req := PermissionRequest{Tool: spec.Name, Args: c.Arguments, Target: target, Suggest: v.Suggest, Reason: v.Reason}
 	s.emit(Event{Kind: EventPermission, Turn: t.ID, Permission: &req})
+	s.notify("permission_prompt", "agent needs your permission to use "+spec.Name)
 	ans, err := s.opts.Prompter.AskPermission(ctx, req)
 	if errors.Is(err, ErrNobodyAttached) {
 		v.Decision, v.Reason = Deny, "nobody is attached to this background session to answer a permission prompt"

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"agent/agent/hooks"
 	"agent/agent/tools"
 	"agent/config"
 	"agent/internal/netguard"
@@ -19,6 +20,17 @@ import (
 	"agent/mcp"
 	"agent/mcp/oauth"
 )
+
+// startSource is the SessionStart source of a start.
+func startSource(opts StartOptions) string {
+	switch {
+	case opts.Source != "":
+		return opts.Source
+	case opts.Resume != "":
+		return "resume"
+	}
+	return "startup"
+}
 
 // promptChoice is what replaces the static system prompt and what is
 // appended to it: --system-prompt, else the systemPrompt setting; then
@@ -101,6 +113,10 @@ type StartOptions struct {
 	// NoAutoCompact turns proactive compaction off (--no-auto-compact);
 	// the settings' autoCompact: false does too.
 	NoAutoCompact bool
+	// Source is why the session starts, for the SessionStart hooks:
+	// "clear" for the new conversation of /clear; "" is "resume" with
+	// Resume set, else "startup".
+	Source string
 	// SignInUI carries /mcp login's conversation (the URL, the browser
 	// question, the masked paste); nil: /mcp login is refused.
 	SignInUI oauth.UI
@@ -151,6 +167,11 @@ type WorkspaceSession struct {
 	Instructions *Instructions
 	// MCP holds the session's MCP connections and the /mcp commands.
 	MCP *mcp.Manager
+	// Hooks are the settings' hooks with their approval states (/hooks).
+	Hooks *hooks.Set
+	// EndReason is told to the SessionEnd hooks at Close: "clear",
+	// "logout", "prompt_input_exit"; "" is "other".
+	EndReason string
 	// Tasks are the session's background tasks (MCP calls handed off
 	// after mcp.autoBackgroundMs).
 	Tasks *Tasks
@@ -265,6 +286,7 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 			return nil, err
 		}
 	}
+	c.Hooks = startHooks(s, ws, home, opts)
 	c.Instructions = newInstructions(ctx, instructionOptions{
 		workspace: ws, home: home, trusted: trusted, maxBytes: s.Prompt.InstructionsMaxBytes,
 		replace: replace, append: appendText, model: choice.Model, mode: mode, notice: opts.Notice,
@@ -281,6 +303,7 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 		},
 		Tools:       tools.Builtin(tools.Options{Workspace: ws, Home: home, Network: netguard.Policy{Allowed: s.AllowedNetworks}}),
 		Permissions: checker, Prompter: opts.Prompter,
+		Hooks: c.Hooks, Guard: c.guard, StartSource: startSource(opts),
 		Workspace: ws, Transcript: c.transcript, TurnsBefore: turns,
 	}
 	if c.Resumed != nil {
@@ -374,7 +397,11 @@ func (c *WorkspaceSession) oauthTransport(d *config.ServerDef, base http.RoundTr
 // transcript; idempotent.
 func (c *WorkspaceSession) Close() error {
 	if c.Session != nil {
-		c.Session.Close()
+		reason := c.EndReason
+		if reason == "" {
+			reason = "other"
+		}
+		c.Session.closeWithReason(reason)
 	}
 	if c.stopLife != nil {
 		c.stopLife()

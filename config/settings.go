@@ -136,7 +136,12 @@ type Settings struct {
 	Providers       map[string]*ProviderSettings
 	Prompt          PromptSettings  // systemPrompt, appendSystemPrompt, instructions (prompt.go)
 	Context         ContextSettings // autoCompact, autoCompactAt, models (context.go)
-	Diagnostics     []Diagnostic
+	// Hooks are the handlers of every file that applies, in file order
+	// (hooks.go); HooksDisabled the scopes whose files set
+	// disableAllHooks: true.
+	Hooks         []HookHandler
+	HooksDisabled []Scope
+	Diagnostics   []Diagnostic
 }
 
 // ServerNames returns the server names, sorted.
@@ -290,6 +295,10 @@ func (l *loader) file(f File, root *strictjson.Value) {
 			l.autoCompactAt(f, p, m.Value)
 		case "models":
 			l.models(f, p, m.Value)
+		case "hooks":
+			l.hooks(f, p, m.Value)
+		case "disableAllHooks":
+			l.disableAllHooks(f, p, m.Value)
 		}
 		// Other top-level keys belong to other tools sharing these files
 		// (the .compat files): they are left alone.

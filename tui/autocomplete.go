@@ -34,6 +34,7 @@ var slashCommands = []slashCommand{
 	{"/memory", "the instruction files loaded, with sizes and sources", false},
 	{"/memory reload", "read the instruction files again", false},
 	{"/context", "what the context is made of, in tokens", false},
+	{"/hooks", "the hooks and their approval (show ID, approve ID|all, revoke ID)", true},
 	{"/compact", "summarise the conversation now (add what the summary must keep)", true},
 	{"/resume", "switch to a stored session of this workspace", false},
 	{"/model", "choose the provider and model", false},

@@ -116,6 +116,8 @@ func (p *plain) observe(ev agent.Event) {
 		fmt.Fprintf(p.opts.Err, "agent: %s\n", screen.SanitizeLine(ev.Text))
 	case agent.EventCompactStart:
 		fmt.Fprintln(p.opts.Err, "agent: compacting the conversation…")
+	case agent.EventHookFailure:
+		fmt.Fprintf(p.opts.Err, "agent: hook failed: %s\n", screen.SanitizeLine(ev.Text))
 	case agent.EventCompact:
 		fmt.Fprintf(p.opts.Err, "agent: %s\n", screen.SanitizeLine(ev.Compact.Line()))
 	case agent.EventComplete, agent.EventInterrupted, agent.EventError, agent.EventCancelled:

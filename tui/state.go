@@ -127,6 +127,8 @@ type state struct {
 	ctxGuess bool   // the window is inferred from a refusal
 	// compacting is the notice of the compaction that runs, if one does.
 	compacting *entry
+	// hookStatus is a running hook's statusMessage.
+	hookStatus string
 	spin       int
 	spinAt     time.Time
 
@@ -631,6 +633,12 @@ func (s *state) event(ev agent.Event) {
 		e.changed()
 	case agent.EventNotice:
 		s.notice(ev.Text)
+	case agent.EventHookStatus:
+		// A running hook's statusMessage shows in the spinner
+		// (docs/reference/runtime.md, "Hooks").
+		s.hookStatus = ev.Text
+	case agent.EventHookFailure:
+		s.notice("hook failed: " + ev.Text)
 	case agent.EventComplete:
 		s.endTurn()
 	case agent.EventInterrupted:

@@ -487,6 +487,9 @@ func (s *state) drawStatus(f *screen.Frame, y int) {
 		if s.compacting != nil {
 			right = sp + " compacting "
 		}
+		if s.hookStatus != "" {
+			right = sp + " " + screen.TruncateEllipsis(screen.SanitizeLine(s.hookStatus), 40) + " "
+		}
 	}
 	if first, ok := s.matcher.Pending(); ok {
 		right = first.Display() + " … " + right
