@@ -22,7 +22,8 @@ import (
 var ErrPromptBlocked = errors.New("a hook blocked the prompt")
 
 // Stop hooks may keep a turn going (docs/reference/runtime.md, "Hooks"):
-// at most this many times in a row, and in all per turn.
+// at most this many times in a row (with no tool call between), and in
+// all per turn.
 const (
 	maxStopBlocksInARow = 8
 	maxStopBlocksInTurn = 25
@@ -198,7 +199,6 @@ func (s *Session) stopHooks(t *Turn, lastText string, st *stopState) (providers.
 	in.StopHookActive, in.LastAssistantMessage = hooks.Bool(st.inARow > 0), lastText
 	r := s.runHooks(t.ctx, t.ID, in)
 	if !r.Block || r.Stop {
-		st.inARow = 0
 		return providers.Message{}, false
 	}
 	if st.inARow >= maxStopBlocksInARow || st.inTurn >= maxStopBlocksInTurn {

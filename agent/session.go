@@ -766,6 +766,7 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 			}
 			return finish(StatusComplete, nil)
 		}
+		stops.inARow = 0 // the model acted: the Stop hooks' count in a row starts over
 		results := s.runTools(ctx, t, calls)
 		toolMsg := providers.Message{Role: providers.RoleTool}
 		for _, r := range results {

@@ -586,6 +586,8 @@ func FuzzLoad(f *testing.F) {
 		`{"providers":{"local":{"baseURL":"$ENV:X"}},"defaultModel":{"provider":"local","model":"m"}}`,
 		`{"mcpServers":{"h":{"type":"http","url":"https://x","oauth":{"clientId":"a","callbackPort":1}}}}`,
 		`{"mcpAllowedNetworks":["10.0.0.0/8"],"mcpHeaderHelpers":[{"command":"/x","args":[]}]}`,
+		`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"x","timeout":5,"args":["a"],"failClosed":true}]}]},"disableAllHooks":false}`,
+		`{"autoCompact":false,"autoCompactAt":0.7,"models":{"m":{"contextWindow":1000,"maxOutputTokens":10}}}`,
 	} {
 		f.Add([]byte(s))
 	}
