@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,8 +27,9 @@ import (
 
 // rawRequest writes head (a request head without its final blank line) on
 // a new connection, never sends the body it may declare, and returns the
-// status. The hang guard (10 s) is far below every server timeout (60 s
-// or more), so a refusal that waits for the body fails the test.
+// status. The hang guard (5 s) is below every server's read timeout (10 s
+// for the sign-in callback, 30 s for events, 60 s for mcp serve), so a
+// refusal that waits for the body fails the test.
 func rawRequest(t *testing.T, addr, head string) (status int, closes bool) {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
@@ -35,7 +37,7 @@ func rawRequest(t *testing.T, addr, head string) (status int, closes bool) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c.SetDeadline(time.Now().Add(5 * time.Second))
 	if _, err := io.WriteString(c, strings.ReplaceAll(head, "\n", "\r\n")+"\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -109,14 +111,21 @@ func TestE2ERefusalsGoOutWithoutReadingTheBody(t *testing.T) {
 		p := startServe(t, s, "--http-public-url", "https://mcp.example/team/mcp", "--oauth-issuer", is.url,
 			"--oauth-scopes", "mcp.tools", "--oauth-allowed-subjects", "alice")
 		addr := "127.0.0.1:" + p.waitLine(t, remoteListenRe)[1]
-		for _, head := range []string{
-			"POST /team/mcp HTTP/1.1\nHost: mcp.example\nContent-Length: 100000",
-			"POST /team/mcp HTTP/1.1\nHost: mcp.example\nAuthorization: Bearer " + is.mint(t, map[string]any{"sub": "mallory"}) + "\nContent-Length: 100000",
-			"POST /.well-known/oauth-protected-resource/team/mcp HTTP/1.1\nHost: mcp.example\nContent-Length: 100000",
-		} {
-			if got, _ := rawRequest(t, addr, head); got == 0 {
-				t.Errorf("no status for %q", head)
-			}
+		cases := []struct {
+			name, head string
+			status     int
+		}{
+			{"no token", "POST /team/mcp HTTP/1.1\nHost: mcp.example\nContent-Length: 100000", 401},
+			{"a subject not allowed", "POST /team/mcp HTTP/1.1\nHost: mcp.example\nAuthorization: Bearer " + is.mint(t, map[string]any{"sub": "mallory"}) + "\nContent-Length: 100000", 403},
+			{"wrong Host", "POST /team/mcp HTTP/1.1\nHost: evil.example\nContent-Length: 100000", 403},
+			{"POST to the metadata", "POST /.well-known/oauth-protected-resource/team/mcp HTTP/1.1\nHost: mcp.example\nContent-Length: 100000", 405},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				if got, closes := rawRequest(t, addr, c.head); got != c.status || !closes {
+					t.Errorf("%d (closes %v), want %d and Connection: close", got, closes, c.status)
+				}
+			})
 		}
 	})
 	t.Run("external events", func(t *testing.T) {
@@ -145,6 +154,41 @@ func TestE2ERefusalsGoOutWithoutReadingTheBody(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestE2ECallbackRefusesWithoutReadingTheBody: while `agent mcp login`
+// waits for the browser, a stray request to its loopback callback listener
+// that declares a body and never sends it is answered at once; the
+// browser's redirect still completes the sign-in.
+func TestE2ECallbackRefusesWithoutReadingTheBody(t *testing.T) {
+	a := newE2EAS(t)
+	s := loginSandbox(t, a)
+	_, stdin, authURL, stdout, stderr, wait := startLogin(t, s, "remote")
+	defer stdin.Close()
+	u, err := url.Parse(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	redirect, err := url.Parse(u.Query().Get("redirect_uri"))
+	if err != nil || redirect.Hostname() != "127.0.0.1" {
+		t.Fatalf("redirect_uri %q", u.Query().Get("redirect_uri"))
+	}
+	for _, head := range []string{
+		"POST /callback HTTP/1.1\nHost: " + redirect.Host + "\nContent-Length: 100000",
+		"POST /elsewhere HTTP/1.1\nHost: " + redirect.Host + "\nTransfer-Encoding: chunked",
+	} {
+		if got, closes := rawRequest(t, redirect.Host, head); got != 404 || !closes {
+			t.Errorf("%d (closes %v) to %q, want 404 and Connection: close", got, closes, head)
+		}
+	}
+	resp, err := http.Get(browser(t, a, authURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if code := wait(); code != 0 || !strings.Contains(stdout.String(), "Signed in to MCP server remote") {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
 }
 
 // TestE2EFailuresNeverLockOutAValidClient: behind one address (a tunnel
@@ -273,4 +317,45 @@ func eventGrant(t testing.TB, s *sandbox) (*eventIssuer, string, string) {
 	const resource = "https://events.example.com/hooks/events/ci"
 	grant := s.write("grants/ci.json", `{"grantId": "ci", "issuer": "`+iss.srv.URL+`", "resource": "`+resource+`", "subject": "deploy-bot", "scopes": ["events:write"]}`)
 	return iss, grant, resource
+}
+
+// TestE2EIncompleteRequestHeadsTimeOut: a connection that never completes
+// its request head is closed by the server after its header timeout (10 s;
+// docs/design.md, "Connection limits and refusals in front of every HTTP
+// server"), whatever room the listener has. The hang guard is twice that.
+func TestE2EIncompleteRequestHeadsTimeOut(t *testing.T) {
+	cases := []struct {
+		name  string
+		start func(t *testing.T) string // the server's address
+	}{
+		{"loopback mcp serve", func(t *testing.T) string {
+			s, _ := printSandbox(t)
+			_, addr, _ := loopbackServe(t, s, 0)
+			return addr
+		}},
+		{"external events", func(t *testing.T) string {
+			s, _ := printSandbox(t)
+			shortRuntimeDir(t, s)
+			_, grant, _ := eventGrant(t, s)
+			port := freePort(t)
+			bgStart(t, s, "--external-event-grant", grant, "--external-event-port", fmt.Sprint(port))
+			return fmt.Sprintf("127.0.0.1:%d", port)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := net.Dial("tcp", tc.start(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-")
+			c.SetReadDeadline(time.Now().Add(20 * time.Second))
+			_, err = io.Copy(io.Discard, c) // ends when the server closes
+			if err != nil {
+				t.Fatalf("the connection was not closed: %v", err)
+			}
+		})
+	}
 }
