@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // An error the genai API sends after the stream began comes as a bare JSON
@@ -139,5 +140,74 @@ func TestE2ESilentProviderFailsWithAClearTimeout(t *testing.T) {
 	defer mu.Unlock()
 	if requests != 2 {
 		t.Errorf("%d requests, want 2 (one retry after the deadline)", requests)
+	}
+}
+
+// A slow stream that keeps sending is never cut: SSE keep-alive comments
+// reset the idle watchdog like events do, here for four times the
+// provider's timeout before the answer comes (docs/providers.md,
+// "Deadlines and retries").
+func TestE2EKeepAlivesKeepASlowStreamAlive(t *testing.T) {
+	var mu sync.Mutex
+	requests := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requests++
+		mu.Unlock()
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		for range 16 {
+			io.WriteString(w, ": keep-alive\n\n")
+			w.(http.Flusher).Flush()
+			time.Sleep(100 * time.Millisecond)
+		}
+		io.WriteString(w, sseEvents(
+			`{"id":"c-1","choices":[{"index":0,"delta":{"role":"assistant","content":"answered"},"finish_reason":null}]}`,
+			`{"id":"c-1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)+"data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	s := trustedSandbox(t, `{"providers": {"local": {"baseURL": "`+srv.URL+`/v1", "timeout": 400}}}`)
+	r := s.run("", "-p", "--provider", "local", "--model", "m-e2e", "hi")
+	if r.Code != 0 || r.Stdout != "answered\n" {
+		t.Fatalf("%+v", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if requests != 1 {
+		t.Errorf("%d requests, want 1", requests)
+	}
+}
+
+// A Retry-After beyond what the client waits for (here an overflowing
+// number of seconds) ends the call with the server's rate-limit error; it
+// is never read as "no wait" and retried at once (docs/providers.md,
+// "Deadlines and retries").
+func TestE2EAnAbsurdRetryAfterIsNotRetried(t *testing.T) {
+	for _, value := range []string{"99999999999999999999999", "-1", "Fri, 31 Dec 9999 23:59:59 GMT"} {
+		t.Run(value, func(t *testing.T) {
+			var mu sync.Mutex
+			requests := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				requests++
+				mu.Unlock()
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Retry-After", value)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusTooManyRequests)
+				io.WriteString(w, `{"error": {"message": "slow down", "type": "rate_limit_error"}}`)
+			}))
+			defer srv.Close()
+			s := trustedSandbox(t, `{"providers": {"local": {"baseURL": "`+srv.URL+`/v1"}}}`)
+			r := s.run("", "-p", "--provider", "local", "--model", "m-e2e", "hi")
+			if r.Code != 1 || !strings.Contains(r.Stderr, "slow down") {
+				t.Fatalf("%+v", r)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if requests != 1 {
+				t.Errorf("%d requests, want 1 (the wait is longer than the client waits)", requests)
+			}
+		})
 	}
 }
