@@ -466,7 +466,7 @@ const Root Path = "$"
 // Key appends an object key. Keys made of letters, digits, '_' and '-' use
 // dot notation; others use the bracket form with a quoted key. A key
 // longer than quote.Max is cut there, with its length, as every
-// diagnostic cuts what it quotes: `$["aaa…"… (300000 bytes)]`.
+// diagnostic cuts what it quotes: `$["aaa"… (300000 bytes)]`.
 func (p Path) Key(k string) Path {
 	if len(k) > quote.Max {
 		return p + "[" + Path(quote.Q(k)) + "]"
