@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -86,15 +85,12 @@ func TestE2EOutsideTextOnStderrCannotDriveTheTerminal(t *testing.T) {
 	}
 	t.Run("a server's error message", func(t *testing.T) {
 		msg, _ := json.Marshal(hostile)
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			io.Copy(io.Discard, r.Body)
+		base, _ := countedAPI(t, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
 			io.WriteString(w, `{"error": {"message": `+string(msg)+`, "type": "invalid_request_error"}}`)
-		}))
-		defer srv.Close()
-		s := trustedSandbox(t, `{"providers": {"local": {"baseURL": "`+srv.URL+`/v1"}}}`)
-		r := s.run("", "-p", "--provider", "local", "--model", "m-e2e", "hi")
+		})
+		r := printLocal(t, base, 0)
 		if r.Code != 1 {
 			t.Fatalf("%+v", r)
 		}
