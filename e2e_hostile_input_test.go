@@ -7,6 +7,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"agent/internal/fakemodel"
 )
 
 func TestE2EDiagnosticsCutWhatTheyQuote(t *testing.T) {
@@ -37,6 +39,27 @@ func TestE2EDiagnosticsCutWhatTheyQuote(t *testing.T) {
 				t.Fatalf("exit %d, %d bytes on stderr: %.300q", r.Code, len(r.Stderr), r.Stderr)
 			}
 		})
+	}
+}
+
+// TestE2ESettingsDiagnosticsCutWhatTheyQuote: a settings file's long keys
+// (in the JSON path of a diagnostic) and long template names are cut too.
+func TestE2ESettingsDiagnosticsCutWhatTheyQuote(t *testing.T) {
+	s, _ := printSandbox(t, fakemodel.Reply{Text: "done"})
+	big := strings.Repeat("k", 200_000)
+	s.write(".agent/settings.json", `{"mcpServers": {"`+big+`": {"type": 5}, "t": {"type": "http", "url": "https://example.com/${`+big+`}"}},
+		"providers": {"`+big+`": {}, "local": {"`+big+`": 1}}, "permissions": {"deny": ["`+big+`("]}}`)
+	r := s.run("", "-p", "hi")
+	if r.Code != 0 || r.Stdout != "done\n" {
+		t.Fatalf("exit %d: %.500s", r.Code, r.Stderr)
+	}
+	for _, want := range []string{"$.mcpServers[", "$.mcpServers.t.url: ${", "$.providers[", "$.providers.local[", "$.permissions.deny[0]"} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+	if len(r.Stderr) > 4000 || strings.Contains(r.Stderr, strings.Repeat("k", 100)) {
+		t.Fatalf("stderr quotes the input whole: %d bytes", len(r.Stderr))
 	}
 }
 

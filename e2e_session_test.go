@@ -17,9 +17,9 @@ import (
 )
 
 // control sends one request line to a background session's socket.
-func control(t *testing.T, s *sandbox, id string, req string) agent.ControlResponse {
+func control(t testing.TB, s *sandbox, id string, req string) agent.ControlResponse {
 	t.Helper()
-	c, err := net.Dial("unix", filepath.Join(s.Home, ".agent", "run", id+".sock"))
+	c, err := net.Dial("unix", agent.SocketPath(agent.RunDir(s.Home, s.lookupEnv), id))
 	if err != nil {
 		t.Fatalf("dialing the control socket: %v", err)
 	}
@@ -40,7 +40,7 @@ func control(t *testing.T, s *sandbox, id string, req string) agent.ControlRespo
 }
 
 // bgStart starts a background session and stops it at cleanup.
-func bgStart(t *testing.T, s *sandbox, args ...string) string {
+func bgStart(t testing.TB, s *sandbox, args ...string) string {
 	t.Helper()
 	r := s.run("", append([]string{"session", "start", "--background"}, args...)...)
 	id := strings.TrimSpace(r.Stdout)

@@ -242,7 +242,8 @@ func exitCode(ctx context.Context, e *env, cmd *command, f *flagSet, err error) 
 	case errors.As(err, &xe):
 		return xe.code
 	default:
-		fmt.Fprintf(e.err, "%s: %v\n", strings.TrimSpace("agent "+cmd.path), err)
+		// The message may carry outside text (a server's error message).
+		fmt.Fprintf(e.err, "%s: %s\n", strings.TrimSpace("agent "+cmd.path), sanitizeText(err.Error()))
 		return 1
 	}
 }

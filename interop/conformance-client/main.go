@@ -90,12 +90,36 @@ func runScenario(ctx context.Context, serverURL, scenario string, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	if calls, err := contextCalls(os.Getenv("MCP_CONFORMANCE_CONTEXT")); err != nil {
+		return err
+	} else if calls != nil {
+		// The scenario names the calls and their arguments (for example
+		// http-custom-headers, whose arguments the client mirrors into
+		// Mcp-Param headers).
+		for _, call := range calls {
+			if err := callTool(ctx, c, call.Name, call.Arguments, stderr); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	switch scenario {
-	case "initialize":
-		// Connecting and listing the tools is the whole scenario.
+	case "initialize", "json-schema-ref-no-deref":
+		// Connecting and listing the tools is the whole scenario (the
+		// second checks that listing never fetches a schema's network
+		// $ref).
 		return nil
 	case "tools_call":
 		return callTool(ctx, c, "add_numbers", map[string]any{"a": 5, "b": 3}, stderr)
+	case "json-schema-2020-12-preservation":
+		// The scenario asks for the focal tool's inputSchema back,
+		// verbatim, through its echo tool: what the client kept of it.
+		for _, t := range tools {
+			if t.Name == schemaTool {
+				return callTool(ctx, c, schemaEcho, map[string]any{"schema": t.InputSchema}, stderr)
+			}
+		}
+		return fmt.Errorf("the server offers no tool %s", schemaTool)
 	default:
 		// sse-retry and any other scenario: call every tool the server
 		// offers with empty arguments, as a client driven by a model would.
@@ -106,6 +130,34 @@ func runScenario(ctx context.Context, serverURL, scenario string, stderr io.Writ
 		}
 		return nil
 	}
+}
+
+// The tools of the scenario json-schema-2020-12-preservation.
+const (
+	schemaTool = "json_schema_2020_12_tool"
+	schemaEcho = "json_schema_echo"
+)
+
+// toolCall is one call a scenario asks for in MCP_CONFORMANCE_CONTEXT.
+type toolCall struct {
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments"`
+}
+
+// contextCalls reads the tool calls of MCP_CONFORMANCE_CONTEXT
+// ({"toolCalls": [{"name": ..., "arguments": {...}}]}); nil when the
+// scenario names none.
+func contextCalls(raw string) ([]toolCall, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	var cc struct {
+		ToolCalls []toolCall `json:"toolCalls"`
+	}
+	if err := json.Unmarshal([]byte(raw), &cc); err != nil {
+		return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+	}
+	return cc.ToolCalls, nil
 }
 
 func callTool(ctx context.Context, c *mcp.Client, name string, args map[string]any, stderr io.Writer) error {
