@@ -546,3 +546,35 @@ func TestExpandBraces(t *testing.T) {
 		t.Errorf("%d expansions", n)
 	}
 }
+
+func TestSearchSkipsWhatGitIgnores(t *testing.T) {
+	ws, ts := newTestTools(t, Limits{})
+	writeTestFile(t, ws+"/.git/HEAD", "ref: refs/heads/main\n")
+	writeTestFile(t, ws+"/.gitignore", "build/\n*.log\n")
+	writeTestFile(t, ws+"/src/a.go", "TODO a\n")
+	writeTestFile(t, ws+"/build/gen.go", "TODO gen\n")
+	writeTestFile(t, ws+"/trace.log", "TODO log\n")
+	for i, name := range []string{"src/a.go", "build/gen.go", "trace.log"} {
+		at := time.Date(2024, 1, 1+i, 0, 0, 0, 0, time.UTC)
+		mustNil(t, os.Chtimes(ws+"/"+name, at, at))
+	}
+	writeTestFile(t, ws+"/src/b.go", "TODO b\n") // the newest
+	for _, tc := range []struct {
+		name, tool, args, want string
+	}{
+		{"Grep skips ignored files", "Grep", `{"pattern":"TODO"}`, "src/a.go\nsrc/b.go\n"},
+		{"Grep searches an ignored folder named as path", "Grep", `{"pattern":"TODO","path":"build"}`, "build/gen.go\n"},
+		{"Grep searches an ignored file named as path", "Grep", `{"pattern":"TODO","path":"trace.log"}`, "trace.log\n"},
+		{"Glob lists newest first and skips ignored files", "Glob", `{"pattern":"**/*.go"}`, "src/b.go\nsrc/a.go\n"},
+		{"Glob finds an ignored file named literally", "Glob", `{"pattern":"trace.log"}`, "trace.log\n"},
+		{"Glob searches below an ignored folder named in the pattern", "Glob", `{"pattern":"build/*.go"}`, "build/gen.go\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runTool(t, ts[tc.tool], tc.args)
+			want := ws + "/" + strings.ReplaceAll(strings.TrimSuffix(tc.want, "\n"), "\n", "\n"+ws+"/") + "\n"
+			if res.IsError || res.Content != want {
+				t.Errorf("%s:\n got %q\nwant %q", tc.args, res.Content, want)
+			}
+		})
+	}
+}
