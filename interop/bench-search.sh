@@ -50,8 +50,10 @@ if [ ! -f "$tree/.complete" ]; then
   touch "$tree/.complete"
 fi
 files=$(find "$tree" -type f | wc -l)
-mb=$(du -sm "$tree" | cut -f1)
-echo "tree: $tree, $files files, $mb MB; $(nproc) cores; runs: $runs; $("$rg" --version | head -1); $("$fd" --version)"
+mb=$(du -sm --apparent-size "$tree" | cut -f1)
+ignored=$(du -sm --apparent-size "$tree/node_modules" | cut -f1)
+echo "tree: $tree, $files files, $mb MB ($ignored MB in the ignored node_modules); $(nproc) cores; runs: $runs"
+echo "peers: $("$rg" --version | sed -n 1p); $("$fd" --version); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # measure NAME OURS-JSON TOOL -- PEER COMMAND...
 measure() {
@@ -78,3 +80,4 @@ measure "literal, files_with_matches" '{"pattern":"EncodeToString"}' Grep -- "${
 measure "regex, count" '{"pattern":"[A-Z][a-z]+Reader\\(","output_mode":"count"}' Grep -- "${peer_rg[@]}" -c '[A-Z][a-z]+Reader\(' "$tree"
 measure "content, -C 2" '{"pattern":"func NewReader","output_mode":"content","-C":2}' Grep -- "${peer_rg[@]}" -n -C2 'func NewReader' "$tree"
 measure "Glob **/*_test.go" '{"pattern":"**/*_test.go"}' Glob -- "$fd" --hidden --exclude .git --glob '**/*_test.go' . "$tree"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -2,10 +2,7 @@
 
 package search
 
-import (
-	"io/fs"
-	"os"
-)
+import "os"
 
 // readDir lists a folder with the portable reader.
 func readDir(path string, _ *[]byte, fn func(name string, typ EntryType)) error {
@@ -19,16 +16,4 @@ func readDir(path string, _ *[]byte, fn func(name string, typ EntryType)) error 
 		fn(e.Name(), typeOf(e.Type()))
 	}
 	return err
-}
-
-func typeOf(m fs.FileMode) EntryType {
-	switch {
-	case m.IsDir():
-		return TypeDir
-	case m.IsRegular():
-		return TypeFile
-	case m&fs.ModeSymlink != 0:
-		return TypeSymlink
-	}
-	return TypeOther
 }

@@ -12,6 +12,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime"
 	"sort"
@@ -345,13 +346,16 @@ func lstatType(p string) EntryType {
 	if err != nil {
 		return TypeOther
 	}
-	m := fi.Mode()
+	return typeOf(fi.Mode())
+}
+
+func typeOf(m fs.FileMode) EntryType {
 	switch {
 	case m.IsDir():
 		return TypeDir
 	case m.IsRegular():
 		return TypeFile
-	case m&os.ModeSymlink != 0:
+	case m&fs.ModeSymlink != 0:
 		return TypeSymlink
 	}
 	return TypeOther
