@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -49,9 +50,11 @@ type GrepOptions struct {
 // GrepResult is a search's outcome.
 type GrepResult struct {
 	Output string // matching files or lines in path order, within the limits
-	Files  int    // files that matched, shown or not
-	Full   bool   // the limits cut the output
-	TooBig int    // files over MaxFileBytes, not searched
+	// Files counts the files that matched among those searched: files
+	// that sort after a full output are not searched at all.
+	Files  int
+	Full   bool // the limits cut the output
+	TooBig int  // files over MaxFileBytes, not searched
 	// Grew names files that grew while they were searched (their size at
 	// opening was searched); NGrew counts them all.
 	Grew   []string
@@ -113,6 +116,9 @@ type grepper struct {
 	o   GrepOptions
 	res *GrepResult
 	ctx context.Context
+	// cutoff, once set, is a path whose results and those before it fill
+	// the output: files that sort after it need not be searched.
+	cutoff atomic.Pointer[string]
 
 	mu sync.Mutex // guards the counters of res
 }
@@ -139,13 +145,16 @@ func (g *grepper) keep(w *grepWorker, h hit) {
 	w.hits = append(w.hits, h)
 	w.held += len(h.out)
 	w.heldLines += h.lines
-	if w.held <= 2*g.o.MaxBytes+chunk && (g.o.HeadLimit <= 0 || w.heldLines <= 2*g.o.HeadLimit+64) {
+	if w.held <= 2*g.o.MaxBytes && (g.o.HeadLimit <= 0 || w.heldLines <= 2*g.o.HeadLimit) {
 		return
 	}
 	sortHits(w.hits)
-	n := g.shown(w.hits)
+	n, crossed := g.shown(w.hits)
 	clear(w.hits[n:])
 	w.hits = w.hits[:n]
+	if crossed {
+		g.lowerCutoff(w.hits[n-1].rel)
+	}
 	w.held, w.heldLines = 0, 0
 	for _, h := range w.hits {
 		w.held += len(h.out)
@@ -154,17 +163,36 @@ func (g *grepper) keep(w *grepWorker, h hit) {
 }
 
 // shown returns how many of the sorted hits the output can reach: all that
-// fit and the first that does not.
-func (g *grepper) shown(hits []hit) int {
+// fit and the first that does not, which crossed reports.
+func (g *grepper) shown(hits []hit) (n int, crossed bool) {
 	size, lines := 0, 0
 	for i, h := range hits {
 		size += len(h.out)
 		lines += h.lines
 		if size > g.o.MaxBytes || (g.o.HeadLimit > 0 && lines > g.o.HeadLimit) {
-			return i + 1
+			return i + 1, true
 		}
 	}
-	return len(hits)
+	return len(hits), false
+}
+
+// lowerCutoff records that the results up to rel fill the output.
+func (g *grepper) lowerCutoff(rel string) {
+	for {
+		cur := g.cutoff.Load()
+		if cur != nil && !pathLess(rel, *cur) {
+			return
+		}
+		if g.cutoff.CompareAndSwap(cur, &rel) {
+			return
+		}
+	}
+}
+
+// pastCutoff reports whether a file sorts after what the output can show.
+func (g *grepper) pastCutoff(rel string) bool {
+	c := g.cutoff.Load()
+	return c != nil && pathLess(*c, rel)
 }
 
 func sortHits(hits []hit) {
@@ -221,6 +249,9 @@ func (g *grepper) assemble(hits []hit) {
 
 // file searches one file and keeps its output.
 func (g *grepper) file(w *grepWorker, e Entry, rep *Report) {
+	if g.pastCutoff(e.Rel) {
+		return
+	}
 	f, size, err := openRegular(e.Path)
 	if err != nil {
 		if !errors.Is(err, errNotRegular) && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ELOOP) {

@@ -205,7 +205,8 @@ func TestGrepLimits(t *testing.T) {
 				t.Fatal(err)
 			}
 			lines := strings.Split(strings.TrimSuffix(res.Output, "\n"), "\n")
-			if len(lines) != tc.lines || !res.Full || res.Files != 50 {
+			// Files past a full output are not searched at all.
+			if len(lines) != tc.lines || !res.Full || res.Files < 1 || res.Files >= 50 {
 				t.Errorf("%d lines (want %d), full %v, files %d", len(lines), tc.lines, res.Full, res.Files)
 			}
 			if !strings.HasPrefix(lines[0], root+"/f00.txt") {

@@ -15,7 +15,9 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -178,6 +180,20 @@ type walker struct {
 	pending int
 	stop    atomic.Bool
 	entries atomic.Int64
+	ctx     context.Context
+}
+
+// stopped reports whether the walk should end: the entry limit, or ctx
+// (also checked here, not only when its AfterFunc gets to run).
+func (w *walker) stopped() bool {
+	if w.stop.Load() {
+		return true
+	}
+	if w.ctx.Err() != nil {
+		w.stop.Store(true)
+		return true
+	}
+	return false
 }
 
 // Walk walks the tree below o.Root in parallel and calls o.Visit for each
@@ -189,7 +205,7 @@ func Walk(ctx context.Context, o WalkOptions) (*Report, error) {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
-	w := &walker{o: o, report: o.report}
+	w := &walker{o: o, report: o.report, ctx: ctx}
 	if w.report == nil {
 		w.report = &Report{}
 	}
@@ -236,7 +252,7 @@ func (w *walker) work(id int, first []Entry) {
 	var scratch []byte
 	var ents []dirent
 	for _, e := range first {
-		if w.stop.Load() {
+		if w.stopped() {
 			break
 		}
 		w.o.Visit(id, e)
@@ -246,7 +262,7 @@ func (w *walker) work(id int, first []Entry) {
 		if !ok {
 			return
 		}
-		if !w.stop.Load() {
+		if !w.stopped() {
 			if j.dir != nil {
 				ents = ents[:0]
 				if err := readDir(j.dir.path, &scratch, func(name string, t EntryType) {
@@ -255,7 +271,7 @@ func (w *walker) work(id int, first []Entry) {
 					w.report.unreadablePath(j.dir.path, err)
 				} else {
 					for _, e := range w.expand(id, j.dir, ents) {
-						if w.stop.Load() {
+						if w.stopped() {
 							break
 						}
 						w.o.Visit(id, e)
@@ -263,7 +279,7 @@ func (w *walker) work(id int, first []Entry) {
 				}
 			} else {
 				for _, e := range j.files {
-					if w.stop.Load() {
+					if w.stopped() {
 						break
 					}
 					w.o.Visit(id, e)
@@ -300,6 +316,7 @@ func (w *walker) expand(id int, d *dirJob, ents []dirent) []Entry {
 		r.Exclude, r.Global = w.loader.repoRules(d.path)
 	}
 	rules := d.rules.Child(prefixLen(d.path), r)
+	slices.SortFunc(ents, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
 	var dirs []job
 	var files []Entry
 	for _, e := range ents {
@@ -337,6 +354,10 @@ func (w *walker) expand(id int, d *dirJob, ents []dirent) []Entry {
 			dirs = append(dirs, job{files: files[i:min(i+fileBatch, len(files))]})
 		}
 	}
+	// The stack pops the last job first: push in reverse, so that the walk
+	// goes roughly in path order and a search whose output fills up early
+	// can pass over what sorts after it (Grep's cutoff).
+	slices.Reverse(dirs)
 	w.push(dirs)
 	return own
 }
