@@ -34,6 +34,8 @@ type Options struct {
 	// exists, else /bin/sh.
 	Shell string
 	// Env is the environment of Bash commands; nil means the process's.
+	// Glob and Grep read HOME (when Home is empty), XDG_CONFIG_HOME and
+	// GIT_CONFIG_GLOBAL from it to find the user's git configuration.
 	Env    []string
 	Limits Limits
 }

@@ -119,6 +119,10 @@ type grepper struct {
 	// cutoff, once set, is a path whose results and those before it fill
 	// the output: files that sort after it need not be searched.
 	cutoff atomic.Pointer[string]
+	// big is held by the one worker whose buffer has grown past a chunk
+	// for a long line, so that such buffers are never more than one:
+	// memory stays at a chunk a worker plus one file.
+	big sync.Mutex
 
 	mu sync.Mutex // guards the counters of res
 }
@@ -274,8 +278,9 @@ func (g *grepper) file(w *grepWorker, e Entry, rep *Report) {
 		s.limit = g.o.MaxFileBytes // a file that does not say its size (as in /proc)
 	}
 	out, lines, matched := s.run()
-	if cap(w.buf) > chunk {
+	if s.big {
 		w.buf = nil // a long line grew it: give the memory back
+		g.big.Unlock()
 	}
 	if s.grew {
 		g.mu.Lock()
@@ -309,6 +314,7 @@ type fileSearch struct {
 	eof   bool
 	grew  bool
 	err   error
+	big   bool // holds the grepper's big lock: the buffer has grown
 
 	n      int // bytes in buf
 	lineNo int // the number of the line starting at numAt
@@ -401,6 +407,10 @@ func (s *fileSearch) run() ([]byte, int, bool) {
 		if s.n == len(s.w.buf) {
 			// One line (or the context kept) fills the buffer: grow it,
 			// within the file size limit.
+			if !s.big {
+				g.big.Lock()
+				s.big = true
+			}
 			nb := make([]byte, min(2*len(s.w.buf), int(g.o.MaxFileBytes)+1))
 			copy(nb, s.w.buf)
 			s.w.buf = nb

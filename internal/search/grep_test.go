@@ -319,3 +319,35 @@ func TestGrepFileGrowingWhileRead(t *testing.T) {
 		t.Errorf("out %q ok %v grew %v: want the size at opening searched and the growth noted", out, ok, s.grew)
 	}
 }
+
+// TestGrepEverySplit runs one file's search with read buffers of every
+// small size, so that every position of a line, a match and its context
+// falls on a buffer's edge somewhere, and compares with the plain way.
+func TestGrepEverySplit(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f.txt")
+	text := "one Reader\r\ntwo\nthree Reader here\n\nfour\nReader five\nsix\nseven\neight Reader"
+	writeFile(t, p, text)
+	m, _ := Compile("Reader", false)
+	for _, mode := range []Mode{FilesWithMatches, Count, Content} {
+		for _, ctx := range [][2]int{{0, 0}, {1, 0}, {0, 2}, {2, 1}} {
+			o := GrepOptions{Matcher: m, Mode: mode, Before: ctx[0], After: ctx[1], LineNumbers: true, MaxBytes: 1 << 20, MaxFileBytes: 1 << 20, Text: func(b []byte) string { return string(b) }}
+			want := naiveGrep(p, []byte(text), m.re, o)
+			for size := 1; size <= len(text)+1; size++ {
+				f, n, err := openRegular(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g := &grepper{o: o, res: &GrepResult{}, ctx: context.Background()}
+				s := fileSearch{g: g, w: &grepWorker{buf: make([]byte, size)}, f: f, path: p, limit: n, lineNo: 1}
+				out, _, _ := s.run()
+				f.close()
+				if s.big {
+					g.big.Unlock()
+				}
+				if string(out) != want {
+					t.Fatalf("mode %d context %v, buffer of %d bytes:\n got %q\nwant %q", mode, ctx, size, out, want)
+				}
+			}
+		}
+	}
+}
