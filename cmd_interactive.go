@@ -128,6 +128,19 @@ func commandRunner(home string, live func() (*agent.WorkspaceSession, *eventEndp
 				return "", errors.New("the session has not started")
 			}
 			return c.ContextReport(), nil
+		case "/compact":
+			if c == nil {
+				return "", errors.New("the session has not started")
+			}
+			// A turn of its own, after the running one; the UI shows its
+			// progress and its line (docs/reference/runtime.md, "Context
+			// management").
+			turn, err := c.Session.Submit(agent.CompactRequest(strings.Join(words[1:], " ")))
+			if err != nil {
+				return "", err
+			}
+			_, err = turn.Wait(ctx)
+			return "", err
 		case "/init":
 			if c == nil {
 				return "", errors.New("the session has not started")
@@ -162,17 +175,31 @@ func plainSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, pro
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	var live liveSession
+	defer live.close()
 	ep, err := startEvents(c, sf, grants)
+	live.set(c, ep)
 	if err != nil {
 		return err
 	}
-	defer ep.Close()
 	if !c.Trusted {
 		fmt.Fprintf(e.err, "agent: the workspace %s is not trusted: running with user settings only ('agent trust' trusts it)\n", c.Workspace)
 	}
+	// /clear: a new session in place of the running one, as in the
+	// terminal UI.
+	newConversation := func(ctx context.Context) (tui.Session, error) {
+		nc, err := agent.Start(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		old, ep := live.get()
+		ep.retarget(nc)
+		live.set(nc, ep)
+		old.Close()
+		return tui.FromAgent(nc.Session), nil
+	}
 	code, err := tui.RunPlain(ctx, tui.FromAgent(c.Session), tui.PlainOptions{
-		In: e.in, Out: e.out, Err: e.err, Commands: commandRunner(e.home, func() (*agent.WorkspaceSession, *eventEndpoint) { return c, ep }),
+		In: e.in, Out: e.out, Err: e.err, Commands: commandRunner(e.home, live.get), NewConversation: newConversation,
 	}, prompt)
 	if err != nil {
 		return err
@@ -266,24 +293,26 @@ type interactiveUI struct {
 	app        *tui.App
 	live       liveSession
 	transports *sessionTransports
+	notices    onceNotices
 }
 
 // hooks are the UI's operations on the session and the machine.
 func (u *interactiveUI) hooks() tui.Hooks {
 	return tui.Hooks{
-		Workspace:     u.ws,
-		Providers:     providerModels(),
-		Sessions:      u.sessions,
-		SwitchSession: u.switchSession,
-		SetModel:      u.setModel,
-		SetMode:       u.setMode,
-		PendingMCP:    u.pendingMCP,
-		Tasks:         u.tasks,
-		History:       u.history,
-		Background:    u.background,
-		SaveUI:        func(ui tui.UISettings) error { return tui.SaveUISettings(u.e.home, ui) },
-		Transports:    u.transports,
-		Attach:        u.attach,
+		Workspace:       u.ws,
+		Providers:       providerModels(),
+		Sessions:        u.sessions,
+		SwitchSession:   u.switchSession,
+		NewConversation: u.newConversation,
+		SetModel:        u.setModel,
+		SetMode:         u.setMode,
+		PendingMCP:      u.pendingMCP,
+		Tasks:           u.tasks,
+		History:         u.history,
+		Background:      u.background,
+		SaveUI:          func(ui tui.UISettings) error { return tui.SaveUISettings(u.e.home, ui) },
+		Transports:      u.transports,
+		Attach:          u.attach,
 	}
 }
 
@@ -291,8 +320,35 @@ func (u *interactiveUI) hooks() tui.Hooks {
 // notice sink and the sign-in conversation.
 func (u *interactiveUI) startOptions() agent.StartOptions {
 	o := u.e.startOptions(u.sf, u.f, interactiveFront)
-	o.Prompter, o.Notice, o.SignInUI = u.app, u.app.Notice, signInUI{u.app}
+	o.Prompter, o.Notice, o.SignInUI = u.app, u.notice, signInUI{u.app}
 	return o
+}
+
+// notice shows a session's notice (onceNotices.show).
+func (u *interactiveUI) notice(line string) { u.notices.show(line, u.app.Notice) }
+
+// onceNotices shows an instruction file's diagnostic once in the UI,
+// although /resume starts another session that reads the files again;
+// other notices are shown as they come.
+type onceNotices struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (o *onceNotices) show(line string, show func(string)) {
+	if strings.HasPrefix(line, agent.InstructionsNotice) {
+		o.mu.Lock()
+		seen := o.seen[line]
+		if o.seen == nil {
+			o.seen = map[string]bool{}
+		}
+		o.seen[line] = true
+		o.mu.Unlock()
+		if seen {
+			return
+		}
+	}
+	show(line)
 }
 
 // askTrust asks whether to trust a workspace that is not trusted yet; a no
@@ -486,6 +542,18 @@ func (u *interactiveUI) sessions(ctx context.Context) ([]tui.SessionSummary, err
 
 // switchSession resumes a stored session in place of the running one.
 func (u *interactiveUI) switchSession(ctx context.Context, id string) (tui.Switched, error) {
+	return u.replaceSession(ctx, id)
+}
+
+// newConversation is /clear: a new session in this workspace in place of
+// the running one, which stays stored for /resume.
+func (u *interactiveUI) newConversation(ctx context.Context) (tui.Switched, error) {
+	return u.replaceSession(ctx, "")
+}
+
+// replaceSession starts a session (resuming id, or a new one) and puts it
+// in place of the running one.
+func (u *interactiveUI) replaceSession(ctx context.Context, id string) (tui.Switched, error) {
 	opts := u.startOptions()
 	opts.Resume = id
 	nc, err := agent.Start(ctx, opts)
@@ -494,7 +562,7 @@ func (u *interactiveUI) switchSession(ctx context.Context, id string) (tui.Switc
 	}
 	// The event endpoint belongs to the process, not to one session: it
 	// keeps its grants' revocations, spent tokens and rate windows, and
-	// only its later turns go to the resumed session.
+	// only its later turns go to the new session.
 	old, ep := u.live.get()
 	ep.retarget(nc)
 	u.live.set(nc, ep)
@@ -522,8 +590,7 @@ func (u *interactiveUI) setModel(ctx context.Context, provider, model string) (t
 	if err != nil {
 		return tui.Status{}, err // a missing key names its variable
 	}
-	c.Session.SetModel(choice.ProviderID, p, choice.Model)
-	c.Instructions.SetModelAndMode(choice.Model, c.Permissions.Mode())
+	c.SetModel(choice, p)
 	return sessionStatus(c), nil
 }
 

@@ -75,8 +75,16 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 	sess.Subscribe(func(ev agent.Event) {
 		// Notices go to stderr: tool chatter never reaches stdout in text
 		// and json formats (docs/reference/cli.md, "Print mode").
-		if ev.Kind == agent.EventToolEnd && ev.Tool.Result.IsError && sf.outputFormat != "stream-json" {
+		if sf.outputFormat == "stream-json" {
+			return
+		}
+		switch {
+		case ev.Kind == agent.EventToolEnd && ev.Tool.Result.IsError:
 			fmt.Fprintf(e.err, "agent: %s: %s\n", ev.Tool.Name, sanitizeLine(firstLine(ev.Tool.Result.Content)))
+		case ev.Kind == agent.EventCompact:
+			fmt.Fprintf(e.err, "agent: %s\n", sanitizeLine(ev.Compact.Line()))
+		case ev.Kind == agent.EventNotice:
+			fmt.Fprintf(e.err, "agent: %s\n", sanitizeLine(ev.Text))
 		}
 	})
 	turn, err := sess.Submit(agent.TurnRequest{Prompt: prompt})
@@ -256,6 +264,17 @@ func streamJSON(ev agent.Event) []byte {
 		v = map[string]any{"type": "usage", "usage": toUsage(*ev.Usage)}
 	case agent.EventTurnStart:
 		v = map[string]any{"type": "turn_start", "session_id": ev.Session, "time": time.Now().UTC().Format(time.RFC3339Nano)}
+	case agent.EventCompact:
+		// docs/reference/cli.md, "Output formats": one per compaction.
+		c := ev.Compact
+		v = map[string]any{"type": "compact", "trigger": c.Trigger, "tokens_before": c.TokensBefore, "tokens_after": c.TokensAfter,
+			"duration_ms": c.Duration.Milliseconds(), "cleared_only": c.Cleared && c.Err == nil, "usage": toUsage(c.Usage)}
+		if c.Err != nil {
+			v["error"] = c.Err.Error()
+			delete(v, "tokens_after")
+		}
+	case agent.EventNotice:
+		v = map[string]any{"type": "notice", "text": ev.Text}
 	default:
 		return nil // the final object closes the stream
 	}

@@ -146,6 +146,11 @@ func allowedImport(from, imp string, std bool) (bool, string) {
 		// runtime that calls it (docs/reference/runtime.md, "System prompt
 		// and instruction files").
 		return to == "config" || under(to, "internal"), "agent/prompt imports only config and internal"
+	case from == "agent/compact":
+		// Compaction's arithmetic and history rewriting work on the
+		// message types alone; the runtime makes the model calls
+		// (docs/reference/runtime.md, "Context management").
+		return to == "providers" || under(to, "internal"), "agent/compact imports only providers and internal"
 	case under(from, "agent"):
 		// The runtime's sub-packages serve it and never import it.
 		return to == "config" || under(to, "providers") || under(to, "mcp") || under(to, "internal") || (under(to, "agent") && to != "agent" && to != from), "agent imports config, providers, mcp, internal and its sub-packages, which do not import agent"
@@ -234,6 +239,10 @@ func TestImportRuleTable(t *testing.T) {
 		{"the tools may import internal packages", "agent/tools", "agent/internal/netguard", false, true},
 		{"agent may import the prompt builder", "agent", "agent/agent/prompt", false, true},
 		{"the prompt builder imports no agent", "agent/prompt", "agent/agent", false, false},
+		{"agent may import compaction", "agent", "agent/agent/compact", false, true},
+		{"compaction imports no agent", "agent/compact", "agent/agent", false, false},
+		{"compaction imports no provider surface", "agent/compact", "agent/providers/messages", false, false},
+		{"compaction may import the message types", "agent/compact", "agent/providers", false, true},
 		{"the prompt builder imports no mcp", "agent/prompt", "agent/mcp", false, false},
 		{"the prompt builder imports no providers", "agent/prompt", "agent/providers", false, false},
 		{"the prompt builder imports no tui", "agent/prompt", "agent/tui", false, false},

@@ -124,6 +124,27 @@ func TestE2EFIFOsAreRefusedWithoutWaiting(t *testing.T) {
 			t.Fatalf("%+v", r)
 		}
 	})
+	// An instruction file or an import that is a FIFO is a diagnostic on
+	// stderr naming it; the session runs with the other files.
+	t.Run("instruction files and an import", func(t *testing.T) {
+		s, srv := printSandbox(t, fakemodel.Reply{Text: "ok"})
+		user := s.mkfifo("~/.agent/AGENTS.md")
+		project := s.mkfifo("AGENTS.md")
+		s.mkfifo("pipe.md")
+		claude := s.write("CLAUDE.md", "Rule one.\n@pipe.md\n")
+		r := s.runGuarded("", "-p", "hi")
+		if r.Code != 0 || r.Stdout != "ok\n" {
+			t.Fatalf("%+v", r)
+		}
+		for _, want := range []string{user + ": cannot be read: not a regular file (a FIFO)", project + ": cannot be read: not a regular file (a FIFO)", claude + ":2: @pipe.md"} {
+			if !strings.Contains(r.Stderr, "agent: instructions: "+want) {
+				t.Errorf("stderr lacks %q:\n%s", want, r.Stderr)
+			}
+		}
+		if !strings.Contains(string(srv.Requests()[0]), "Rule one.") {
+			t.Errorf("CLAUDE.md did not reach the model: %s", srv.Requests()[0])
+		}
+	})
 	t.Run("a transcript to resume", func(t *testing.T) {
 		s, _ := printSandbox(t, fakemodel.Reply{Text: "x"})
 		s.mkfifo("~/.agent/sessions/abc.jsonl")

@@ -128,6 +128,19 @@ func (s *sandbox) runWithin(d time.Duration, stdin string, args ...string) resul
 	return result{Stdout: out.String(), Stderr: errb.String(), Code: code}
 }
 
+// gitCommitAll makes the workspace a git repository on branch and commits
+// everything in it with the subject given.
+func (s *sandbox) gitCommitAll(branch, subject string) {
+	s.t.Helper()
+	for _, args := range [][]string{{"init", "-q", "-b", branch}, {"add", "."}, {"-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", subject}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = s.Work
+		if out, err := cmd.CombinedOutput(); err != nil {
+			s.t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+}
+
 // read returns a file's content ("" when missing).
 func (s *sandbox) read(path string) string {
 	b, _ := os.ReadFile(path)

@@ -259,17 +259,11 @@ func TestE2EInstructionFilesReachTheModel(t *testing.T) {
 	}
 	s, srv := printSandbox(t, call("c1", "Read", `{"file_path":"sub/code.txt"}`), fakemodel.Reply{Text: "done"})
 	s.write("~/.agent/AGENTS.md", "Prefer tabs (user rule).\n")
-	s.write("AGENTS.md", "Run the tests with make check.\n@docs/extra.md\n@docs/missing.md\n")
+	agents := s.write("AGENTS.md", "Run the tests with make check.\n@docs/extra.md\n@docs/missing.md\n")
 	s.write("docs/extra.md", "Imported: never edit generated files.\n")
 	s.write("sub/AGENTS.md", "In sub, names are kebab-case.\n")
 	s.write("sub/code.txt", "hello\n")
-	for _, args := range [][]string{{"init", "-q", "-b", "trunk"}, {"add", "."}, {"-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "the first commit"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = s.Work
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
-	}
+	s.gitCommitAll("trunk", "the first commit")
 	r := s.run("", "-p", "go")
 	if r.Code != 0 {
 		t.Fatalf("%+v", r)
@@ -293,8 +287,9 @@ func TestE2EInstructionFilesReachTheModel(t *testing.T) {
 	if second := string(srv.Requests()[1]); !strings.Contains(second, "kebab-case") {
 		t.Errorf("the Read result in sub/ lacks sub/AGENTS.md: %s", second)
 	}
-	if !strings.Contains(r.Stderr, "missing.md") {
-		t.Errorf("no diagnostic for the missing import on stderr: %q", r.Stderr)
+	// The diagnostic names the file and the line, once.
+	if want := "agent: instructions: " + agents + ":3: @docs/missing.md: no such file\n"; strings.Count(r.Stderr, want) != 1 {
+		t.Errorf("stderr does not hold %q once: %q", want, r.Stderr)
 	}
 }
 

@@ -123,6 +123,10 @@ func TestE2ESilentProviderFailsWithAClearTimeout(t *testing.T) {
 	var mu sync.Mutex
 	requests := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r) // the question about the context window
+			return
+		}
 		mu.Lock()
 		requests++
 		mu.Unlock()

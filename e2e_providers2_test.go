@@ -32,6 +32,14 @@ func newFakeAPI(t *testing.T, streams ...string) *fakeAPI {
 		f.mu.Lock()
 		n := len(f.reqs)
 		f.reqs = append(f.reqs, fakeRequest{Path: r.URL.RequestURI(), Header: r.Header.Clone(), Body: string(body)})
+		if r.Method == http.MethodGet || strings.HasPrefix(r.URL.Path, "/api/") {
+			// The local provider's question about the context window
+			// (llama.cpp, LM Studio, Ollama paths) takes no scripted answer.
+			f.reqs = f.reqs[:n]
+			f.mu.Unlock()
+			http.NotFound(w, r)
+			return
+		}
 		f.mu.Unlock()
 		if n >= len(f.streams) {
 			http.Error(w, `{"error":{"message":"no more scripted answers"}}`, http.StatusBadRequest)

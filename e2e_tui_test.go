@@ -52,9 +52,14 @@ func TestE2EInteractivePlainFallback(t *testing.T) {
 
 func TestE2EInteractivePlainExitAndCommands(t *testing.T) {
 	s, srv := printSandbox(t, fakemodel.Reply{Text: "never"})
-	r := s.run("/mcp\n/keybindings\n/nope\n/exit\nnot sent\n")
+	r := s.run("/help\n/mcp\n/keybindings\n/nope\n/exit\nnot sent\n")
 	if r.Code != 0 || len(srv.Requests()) != 0 {
 		t.Fatalf("%+v (%d requests)", r, len(srv.Requests()))
+	}
+	for _, cmd := range []string{"/init ", "/memory ", "/memory reload ", "/context "} {
+		if !strings.Contains(r.Stdout, "  "+cmd) {
+			t.Errorf("/help does not list %s:\n%s", cmd, r.Stdout)
+		}
 	}
 	if !strings.Contains(r.Stdout, "No MCP servers are defined.") || !strings.Contains(r.Stdout, "Created "+s.Home+"/.agent/keybindings.json") {
 		t.Fatalf("stdout %q", r.Stdout)

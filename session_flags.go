@@ -21,7 +21,7 @@ import (
 type sessionFlags struct {
 	provider, model, baseURL, mode, systemPrompt, outputFormat, resume string
 	appendSystemPrompt                                                 string
-	print                                                              bool
+	print, noAutoCompact                                               bool
 	eventGrants, eventProxies                                          []string
 	eventPort                                                          string
 }
@@ -35,12 +35,13 @@ func (sf *sessionFlags) register(f *flagSet) {
 // registerModel adds the flags that choose the model and the permission
 // mode (mcp serve has these, not --resume).
 func (sf *sessionFlags) registerModel(f *flagSet) {
-	f.stringVar(&sf.provider, "provider", "ID", "messages, responses, genai, reasoning, regional or local")
+	f.stringVar(&sf.provider, "provider", "ID", config.ProviderList())
 	f.stringVar(&sf.model, "model", "SLUG", "model slug, passed to the endpoint verbatim")
 	f.stringVar(&sf.baseURL, "base-url", "URL", "endpoint of the provider's API surface")
 	f.stringVar(&sf.mode, "permission-mode", "MODE", "default, plan, acceptEdits or bypassPermissions")
 	f.stringVar(&sf.systemPrompt, "system-prompt", "TEXT", "replaces the default system message")
 	f.stringVar(&sf.appendSystemPrompt, "append-system-prompt", "TEXT", "added to the end of the system message")
+	f.boolVar(&sf.noAutoCompact, "no-auto-compact", "", "no automatic compaction (a request the provider refuses as too long still compacts once)")
 }
 
 // registerRoot adds the flags of "agent [flags] [PROMPT]" and "agent -p".
@@ -79,8 +80,8 @@ func (e *env) startOptions(sf *sessionFlags, f *flagSet, fe frontEnd) agent.Star
 		Workspace: e.cwd, Home: e.home, LookupEnv: os.LookupEnv,
 		Provider: sf.provider, Model: sf.model, BaseURL: sf.baseURL, PermissionMode: sf.mode,
 		Headless: fe != interactiveFront, Resume: sf.resume,
-		NoMCPHandoff: fe == printFront,
-		Notice:       func(line string) { fmt.Fprintln(e.err, "agent: "+sanitizeLine(line)) },
+		NoMCPHandoff: fe == printFront, NoAutoCompact: sf.noAutoCompact,
+		Notice: func(line string) { fmt.Fprintln(e.err, "agent: "+sanitizeLine(line)) },
 	}
 	if f.isSet("system-prompt") {
 		o.SystemPrompt = &sf.systemPrompt
@@ -99,7 +100,7 @@ func (e *env) startOptions(sf *sessionFlags, f *flagSet, fe frontEnd) agent.Star
 // settings are read, they are named as the flag the user typed.
 func checkModelFlags(cmd, provider, baseURL, mode string) error {
 	if provider != "" && !config.ValidProvider(provider) {
-		return usagef(cmd, "--provider must be messages, responses, genai, reasoning, regional or local, not %q", quote.V(provider))
+		return usagef(cmd, "--provider must be %s, not %q", config.ProviderList(), quote.V(provider))
 	}
 	if baseURL != "" && !config.ValidBaseURL(baseURL) {
 		if u, err := url.Parse(baseURL); err == nil && u.User != nil {

@@ -32,6 +32,13 @@ type Boundary struct {
 	// History is the conversation after the compaction: the summary, the
 	// turns kept, the open todo list.
 	History []providers.Message
+	// Pending are the messages so far of the turn that was running
+	// (PendingTurn), kept whole after History: resuming gives them the
+	// status the turn ends with.
+	Pending     []providers.Message
+	PendingTurn string
+	// Usage is what the summary's model call reported.
+	Usage providers.Usage
 	// Turns is the highest turn number so far, so that a session resumed
 	// from the boundary numbers its turns after it.
 	Turns int
@@ -39,13 +46,39 @@ type Boundary struct {
 
 // boundaryRecord is a Boundary in the file.
 type boundaryRecord struct {
-	Type         string   `json:"type"` // "compact"
+	Type         string       `json:"type"` // "compact"
+	Trigger      string       `json:"trigger"`
+	TokensBefore int          `json:"tokensBefore"`
+	TokensAfter  int          `json:"tokensAfter"`
+	DurationMs   int64        `json:"durationMs"`
+	Turns        int          `json:"turns"`
+	Usage        *usageRecord `json:"usage,omitempty"`
+	Messages     []record     `json:"messages"`
+}
+
+// Cleared is a cheap pass as the transcript records it: which calls'
+// results were cleared. It is not a boundary: resuming reads from the last
+// boundary and clears these results again as it meets the record.
+type Cleared struct {
+	Trigger                   string
+	TokensBefore, TokensAfter int
+	Duration                  time.Duration
+	IDs                       []string
+}
+
+type clearedRecord struct {
+	Type         string   `json:"type"` // "clear"
 	Trigger      string   `json:"trigger"`
 	TokensBefore int      `json:"tokensBefore"`
 	TokensAfter  int      `json:"tokensAfter"`
 	DurationMs   int64    `json:"durationMs"`
-	Turns        int      `json:"turns"`
-	Messages     []record `json:"messages"`
+	IDs          []string `json:"ids"`
+}
+
+// WriteCleared appends the record of a cheap pass.
+func (t *Transcript) WriteCleared(c Cleared) error {
+	return t.write(clearedRecord{Type: "clear", Trigger: c.Trigger, TokensBefore: c.TokensBefore, TokensAfter: c.TokensAfter,
+		DurationMs: c.Duration.Milliseconds(), IDs: c.IDs})
 }
 
 // boundaryPrefix starts every boundary line (json.Marshal writes the
@@ -56,8 +89,12 @@ var boundaryPrefix = []byte(`{"type":"compact"`)
 func (t *Transcript) WriteBoundary(b Boundary) error {
 	r := boundaryRecord{Type: "compact", Trigger: b.Trigger, TokensBefore: b.TokensBefore, TokensAfter: b.TokensAfter,
 		DurationMs: b.Duration.Milliseconds(), Turns: b.Turns}
+	r.Usage = newUsageRecord(b.Usage)
 	for _, m := range b.History {
 		r.Messages = append(r.Messages, record{Type: "message", Role: string(m.Role), Parts: encodeParts(m.Content)})
+	}
+	for _, m := range b.Pending {
+		r.Messages = append(r.Messages, record{Type: "message", Turn: b.PendingTurn, Role: string(m.Role), Parts: encodeParts(m.Content)})
 	}
 	if err := t.write(r); err != nil {
 		return err
@@ -177,7 +214,11 @@ func LoadTranscript(home, id string) (*Loaded, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: the compaction record: %w", path, err)
 		}
-		start.history = append(start.history, LoadedMessage{Message: providers.Message{Role: providers.Role(mr.Role), Content: parts}, Status: StatusComplete})
+		lm := LoadedMessage{Turn: mr.Turn, Message: providers.Message{Role: providers.Role(mr.Role), Content: parts}}
+		if mr.Turn == "" {
+			lm.Status = StatusComplete
+		}
+		start.history = append(start.history, lm)
 	}
 	l, err := readTranscript(io.NewSectionReader(f, after, fi.Size()-after), path, start)
 	if l != nil {

@@ -5,6 +5,10 @@
 // and the built-in Read, Write, Edit, Glob, Grep, Bash and WebFetch) are
 // in package agent/tools, which this package imports and which never
 // imports it.
+// What the model is told before the conversation (the system prompt with
+// its environment block, the instruction files, the git snapshot) is built
+// by package agent/prompt; a workspace session keeps it in its
+// [Instructions] (framing.go), which /memory and /context report on.
 //
 // # Which entry point
 //

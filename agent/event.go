@@ -26,6 +26,11 @@ const (
 	EventError       EventKind = "error"       // Result, Err: the turn failed (it can be retried)
 	EventCancelled   EventKind = "cancelled"   // a queued turn was withdrawn before it ran
 	EventBackground  EventKind = "background"  // Text: a background task reported (e.g. a handed-off MCP call)
+	// Context management (docs/reference/runtime.md, "Context management").
+	EventContext      EventKind = "context"       // Context: how full the context is
+	EventCompactStart EventKind = "compact_start" // Compact: a compaction began
+	EventCompact      EventKind = "compact"       // Compact: a compaction ended (Compact.Err when it failed); Usage: its model call
+	EventNotice       EventKind = "notice"        // Text: something the user should know, not the model
 )
 
 // Event is one item of a session's event stream.
@@ -43,6 +48,8 @@ type Event struct {
 	Tool       *ToolEvent
 	Permission *PermissionRequest
 	Usage      *providers.Usage
+	Context    *ContextUse
+	Compact    *CompactInfo
 	Result     *TurnResult
 	Err        error
 }

@@ -11,6 +11,7 @@ import (
 	"context"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -76,13 +77,18 @@ func newInstructions(ctx context.Context, o instructionOptions) *Instructions {
 	return in
 }
 
+// InstructionsNotice starts the notice of each instruction file
+// diagnostic ("instructions: PATH:LINE: what"), so that a front end that
+// starts several sessions (the terminal UI's /resume) can show each once.
+const InstructionsNotice = "instructions: "
+
 // report passes each diagnostic to the notices once per session.
 func (in *Instructions) report(s *prompt.Set) {
 	if s == nil {
 		return
 	}
 	for _, d := range s.Diagnostics {
-		line := "instructions: " + d.String()
+		line := InstructionsNotice + d.String()
 		if !in.reported[line] {
 			in.reported[line] = true
 			in.notice(line)
@@ -189,4 +195,58 @@ func (in *Instructions) SetModelAndMode(model, mode string) {
 	if !same {
 		in.update()
 	}
+}
+
+// CompactInstructions are the "Compact Instructions" sections of the
+// loaded instruction files (a heading of that name, to the next heading
+// of its level or higher), which the summary request carries
+// (docs/reference/runtime.md, "Context management").
+func (in *Instructions) CompactInstructions() string {
+	set := in.Files()
+	if set == nil {
+		return ""
+	}
+	var out []string
+	for _, f := range set.Files {
+		out = append(out, compactSections(f.Text)...)
+	}
+	return strings.Join(out, "\n\n")
+}
+
+// compactSections finds the "Compact Instructions" sections of a Markdown
+// text, outside code fences.
+func compactSections(text string) []string {
+	var out []string
+	var cur []string
+	level, fence := 0, false
+	flush := func() {
+		if level > 0 {
+			if s := strings.TrimSpace(strings.Join(cur, "\n")); s != "" {
+				out = append(out, s)
+			}
+		}
+		cur, level = nil, 0
+	}
+	for _, line := range strings.Split(text, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+			fence = !fence
+		}
+		if !fence && strings.HasPrefix(line, "#") {
+			n := len(line) - len(strings.TrimLeft(line, "#"))
+			title := strings.TrimSpace(line[n:])
+			if level > 0 && n <= level {
+				flush()
+			}
+			if level == 0 && strings.EqualFold(title, "Compact Instructions") {
+				level = n
+				continue
+			}
+		}
+		if level > 0 {
+			cur = append(cur, line)
+		}
+	}
+	flush()
+	return out
 }

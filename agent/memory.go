@@ -5,10 +5,10 @@ package agent
 // the instruction files are and what the context is made of.
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 
+	"agent/agent/compact"
 	"agent/agent/prompt"
 	"agent/providers"
 )
@@ -58,10 +58,13 @@ func byteSize(n int) string {
 	return fmt.Sprintf("%.1f KiB", float64(n)/1024)
 }
 
-// ContextReport is /context: what the next request is made of, in
-// estimated tokens (bytes / 4): the system prompt, the tool definitions,
-// the context message (each instruction file with its path, the git
-// snapshot), the conversation's messages and tool results.
+// ContextReport is /context: how full the context is (the tokens of the
+// latest request as the provider counted them, plus an estimate of what
+// came since), the window and the threshold of automatic compaction, and
+// what the next request is made of, estimated (docs/reference/runtime.md,
+// "Context management"): the system prompt, the tool definitions, the
+// instruction files with their paths, the git snapshot, the messages and
+// the tool results, what is free and what is reserved.
 func (c *WorkspaceSession) ContextReport() string {
 	fr := c.Session.CurrentFraming()
 	system := 0
@@ -70,46 +73,51 @@ func (c *WorkspaceSession) ContextReport() string {
 	}
 	toolBytes := 0
 	for _, sp := range c.Session.ToolSpecs() {
-		b, _ := json.Marshal(struct {
-			Name, Description string
-			Schema            json.RawMessage
-		}{sp.Name, sp.Description, sp.Schema})
-		toolBytes += len(b)
+		toolBytes += len(sp.Name) + len(sp.Description) + len(sp.Schema)
 	}
 	messages, results := c.Session.historySize()
 	set := c.Instructions.Files()
 	files := set.Size()
+	use := c.Session.ContextUse()
 	rows := []struct {
-		what  string
-		bytes int
+		what   string
+		tokens int
 	}{
-		{"system prompt", system},
-		{"tool definitions", toolBytes},
-		{"instruction files", files},
-		{"git snapshot and framing", max(len(fr.Context)-files, 0)},
-		{"messages", messages},
-		{"tool results", results},
+		{"system prompt", compact.Tokens(system)},
+		{"tool definitions", compact.Tokens(toolBytes)},
+		{"instruction files", compact.Tokens(files)},
+		{"git snapshot and framing", compact.Tokens(max(len(fr.Context)-files, 0))},
+		{"messages", compact.Tokens(messages)},
+		{"tool results", compact.Tokens(results)},
 	}
 	var b strings.Builder
-	total := 0
-	for _, r := range rows {
-		total += r.bytes
+	if use.Window > 0 {
+		fmt.Fprintf(&b, "Context: %s of %s tokens (%d%%); automatic compaction at %s", tokenCount(use.Tokens), tokenCount(use.Window), use.Percent(), tokenCount(use.Threshold))
+	} else {
+		fmt.Fprintf(&b, "Context: %s tokens; the model's window is unknown (set it under models in settings): compaction happens when the provider refuses a request as too long", tokenCount(use.Tokens))
 	}
-	fmt.Fprintf(&b, "Context: about %s tokens (estimated at 4 bytes a token)\n", tokenCount(total))
+	if use.AutoOff {
+		b.WriteString(" (automatic compaction is off)")
+	}
+	b.WriteString("\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "  %-26s %8s tokens\n", r.what, tokenCount(r.bytes))
+		fmt.Fprintf(&b, "  %-26s %8s tokens\n", r.what, tokenCount(r.tokens))
 	}
 	for _, f := range loadedFiles(set) {
-		fmt.Fprintf(&b, "    %s  %s tokens\n", f.Path, tokenCount(len(f.Text)))
+		fmt.Fprintf(&b, "    %s  %s tokens\n", f.Path, tokenCount(compact.Tokens(len(f.Text))))
 	}
 	for _, f := range droppedFiles(set) {
 		fmt.Fprintf(&b, "    left out over the limit: %s\n", f.Path)
 	}
+	if use.Window > 0 {
+		fmt.Fprintf(&b, "  %-26s %8s tokens\n", "free", tokenCount(max(use.Window-use.Tokens-use.Reserve, 0)))
+		fmt.Fprintf(&b, "  %-26s %8s tokens\n", "reserve (answer, margin)", tokenCount(use.Reserve))
+	}
+	b.WriteString("Estimates count 4 bytes a token with a third added for safety; the total uses the provider's own count where it reported one.\n")
 	return b.String()
 }
 
-func tokenCount(bytes int) string {
-	t := (bytes + 3) / 4
+func tokenCount(t int) string {
 	if t >= 10000 {
 		return fmt.Sprintf("%.1fk", float64(t)/1000)
 	}

@@ -44,13 +44,13 @@ func ResolveModel(f ModelFlags, s *config.Settings) (ModelChoice, error) {
 	switch {
 	case f.Provider != "":
 		if !config.ValidProvider(f.Provider) {
-			return c, fmt.Errorf("unknown provider %q: use one of messages, responses, genai, reasoning, regional, local", quote.V(f.Provider))
+			return c, fmt.Errorf("unknown provider %q: use %s", quote.V(f.Provider), config.ProviderList())
 		}
 		c.ProviderID = f.Provider
 	case s != nil && s.DefaultModel != nil:
 		c.ProviderID = s.DefaultModel.Provider
 	default:
-		return c, fmt.Errorf("%w: pass --provider ID (messages, responses, genai, reasoning, regional, local) or set defaultModel in ~/.agent/settings.json", ErrNoModel)
+		return c, fmt.Errorf("%w: pass --provider ID (%s) or set defaultModel in ~/.agent/settings.json", ErrNoModel, config.ProviderList())
 	}
 	// The model: the flag; else defaultModel's when it names this
 	// provider; else providers.<id>.model; else the provider's default.
@@ -73,7 +73,7 @@ func ResolveModel(f ModelFlags, s *config.Settings) (ModelChoice, error) {
 	if f.BaseURL != "" {
 		c.BaseURL = f.BaseURL
 	}
-	// Last, the seed's defaultModel option, then the built-in
+	// Last, the provider's defaultModel option, then the built-in
 	// definition's default (none for local: the model is the server's).
 	if c.Model == "" && c.Settings != nil {
 		c.Model, _ = c.Settings.Options["defaultModel"].(string)
@@ -121,7 +121,8 @@ func apiKey(c ModelChoice, env ProviderEnv) (string, error) {
 // NewProvider constructs the chosen provider through its built-in
 // definition (providers/builtin): the definition's defaults fill what the
 // flags and settings leave open, and the provider-specific options under
-// providers.<id> are read with the seed's names.
+// providers.<id> are read with the names of docs/reference/settings.md,
+// "providers".
 func NewProvider(c ModelChoice, env ProviderEnv) (providers.Provider, error) {
 	def, ok := builtin.Lookup(c.ProviderID)
 	if !ok {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"agent/agent/compact"
 	"agent/agent/tools"
 	"agent/config"
 	"agent/internal/jsonschema"
@@ -73,6 +74,9 @@ type SessionOptions struct {
 	History     []providers.Message // a resumed conversation
 	TurnsBefore int                 // turns of a resumed transcript: new turn ids follow them
 	Logger      *slog.Logger        // nil: silent
+	// Context configures compaction (docs/reference/runtime.md, "Context
+	// management").
+	Context ContextOptions
 }
 
 // Framing is what a session sends before its conversation on every
@@ -108,6 +112,7 @@ func (s *Session) SetFraming(f Framing) {
 	msgs := f.messages()
 	s.mu.Lock()
 	s.framing, s.frame = f, msgs
+	s.cm.mark = -1 // the usage last reported counted the old framing
 	s.mu.Unlock()
 }
 
@@ -136,6 +141,10 @@ type TurnRequest struct {
 	// Display is what the UI shows for the prompt, when not the prompt
 	// itself (a command's long prompt shows as the command).
 	Display string
+	// Compact makes the turn a compaction (/compact) instead of a model
+	// turn; Prompt holds the user's words on what to keep
+	// (docs/reference/runtime.md, "Context management").
+	Compact bool
 }
 
 // offers reports whether the turn offers the tool named name.
@@ -206,6 +215,7 @@ type Session struct {
 	callSeq   int
 	closed    bool
 	lastUsage providers.Usage
+	cm        ctxState
 	model     string
 	provider  providers.Provider
 	provID    string
@@ -261,6 +271,7 @@ func NewSession(opts SessionOptions) (*Session, error) {
 		ctx: ctx, stop: stop,
 		turnSeq: opts.TurnsBefore,
 		framing: opts.Framing, frame: opts.Framing.messages(),
+		cm: ctxState{limits: opts.Context.Limits, mark: -1},
 	}
 	go s.loop()
 	return s, nil
@@ -535,6 +546,13 @@ func (s *Session) request(t *Turn, msgs []providers.Message) (providers.Provider
 	static := min(fr.StaticSystem, len(frame))
 	req := &providers.Request{Model: model, MaxTokens: s.opts.MaxTokens,
 		Cache: providers.Cache{Key: s.id, StaticSystem: static, Prefix: len(frame)}}
+	// The pairing check (docs/reference/runtime.md, "Context management"):
+	// every tool call answered by exactly one result right after it, so
+	// that no request is refused for a broken history.
+	if paired, fixes := compact.Pair(msgs); fixes > 0 {
+		s.log.Warn("the conversation's tool calls and results were paired again", "fixes", fixes)
+		msgs = paired
+	}
 	req.Messages = make([]providers.Message, 0, len(frame)+len(msgs))
 	req.Messages = append(append(req.Messages, frame...), msgs...)
 	if t.Req.NoTools {
@@ -579,15 +597,19 @@ func (req TurnRequest) shown() string {
 
 // runTurn runs one turn: model → tool calls → results → model, until the
 // model answers without tool calls, the step limit, an error or an abort.
+// Before each model call the request is compacted when it would cross the
+// threshold, and a request refused as too long takes the reactive path
+// (docs/reference/runtime.md, "Context management").
 func (s *Session) runTurn(t *Turn) TurnResult {
+	if t.Req.Compact {
+		return s.runCompactTurn(t)
+	}
 	ctx := t.ctx
 	res := TurnResult{Turn: t.ID}
 	s.emit(Event{Kind: EventTurnStart, Turn: t.ID, Text: t.Req.display(), From: t.Req.From})
 
 	s.mu.Lock()
 	base := len(s.history)
-	s.mu.Unlock()
-	s.mu.Lock()
 	notes := s.notes
 	s.notes = nil
 	s.mu.Unlock()
@@ -612,6 +634,9 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 			// retrying it (the recovery screen) sends it again cleanly.
 			s.history = s.history[:base]
 			s.notes = append(notes, s.notes...)
+			if s.cm.mark > base {
+				s.cm.mark = -1
+			}
 		} else {
 			s.history = append(s.history[:base], turnMsgs...)
 		}
@@ -622,22 +647,33 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 		return res
 	}
 
+	reactive := 0 // the reactive path's steps taken in this turn
 	for step := 0; ; step++ {
 		if step >= s.opts.MaxSteps {
 			res.StopReason = "step_limit"
 			return finish(StatusError, fmt.Errorf("%w (%d model calls)", ErrStepLimit, s.opts.MaxSteps))
 		}
+		p, req, framing := s.stepRequest(t, base, turnMsgs)
+		tokens := s.requestTokens(req, framing)
+		if s.shouldCompact(tokens) {
+			n, cur, info := s.compactHistory(ctx, t, compaction{trigger: TriggerAuto, before: tokens}, turnMsgs)
+			addUsage(&res.Usage, info.Usage)
+			if aborted(ctx) {
+				res.StopReason = "interrupted"
+				return finish(StatusInterrupted, nil)
+			}
+			if info.Err == nil {
+				base, turnMsgs = n, cur
+				p, req, framing = s.stepRequest(t, base, turnMsgs)
+				tokens = s.requestTokens(req, framing)
+			}
+		}
 		s.mu.Lock()
-		msgs := append(append([]providers.Message(nil), s.history[:base]...), turnMsgs...)
+		s.cm.last = tokens
 		s.mu.Unlock()
-		p, req := s.request(t, msgs)
 		col, err := s.stream(ctx, t, p, req)
 		u := col.Usage()
-		res.Usage.InputTokens += u.InputTokens
-		res.Usage.OutputTokens += u.OutputTokens
-		res.Usage.CacheReadTokens += u.CacheReadTokens
-		res.Usage.CacheWriteTokens += u.CacheWriteTokens
-		res.Usage.ReasoningTokens += u.ReasoningTokens
+		addUsage(&res.Usage, u)
 		if err != nil {
 			if aborted(ctx) {
 				// Keep the partial answer, without tool calls that will
@@ -653,12 +689,33 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 				res.StopReason = "interrupted"
 				return finish(StatusInterrupted, nil)
 			}
+			if errors.Is(err, providers.ErrContextTooLong) && len(col.Message().Content) == 0 {
+				if reactive >= 2 {
+					res.Text = col.Text()
+					return finish(StatusError, fmt.Errorf("%w (%w)", ErrContextFull, err))
+				}
+				var ok bool
+				base, turnMsgs, ok = s.reactiveStep(ctx, t, reactive, tokens, turnMsgs, &res.Usage)
+				reactive++
+				if aborted(ctx) {
+					res.StopReason = "interrupted"
+					return finish(StatusInterrupted, nil)
+				}
+				if !ok {
+					// Nothing could be made smaller: the next step fails.
+					reactive = max(reactive, 2)
+				}
+				step-- // the refused call does not count as a step
+				continue
+			}
 			res.Text = col.Text()
 			return finish(StatusError, err)
 		}
+		reactive = 0 // the request went through: a later refusal starts over
 		msg := sendable(col.Message())
 		turnMsgs = append(turnMsgs, msg)
-		s.record(t, msg, TurnRequest{})
+		s.recordUsage(t, msg, TurnRequest{}, u)
+		s.noteUsage(u, base+len(turnMsgs))
 		reason, raw := col.Finish()
 		res.StopReason = string(reason)
 		if reason == providers.FinishOther && raw != "" {
@@ -681,6 +738,19 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 			return finish(StatusInterrupted, nil)
 		}
 	}
+}
+
+// stepRequest builds a step's request from the history before the turn
+// and the turn's messages so far, and says how many of its messages are
+// the framing.
+func (s *Session) stepRequest(t *Turn, base int, turnMsgs []providers.Message) (providers.Provider, *providers.Request, int) {
+	s.mu.Lock()
+	msgs := make([]providers.Message, 0, base+len(turnMsgs))
+	msgs = append(append(msgs, s.history[:base]...), turnMsgs...)
+	framing := len(s.frame)
+	s.mu.Unlock()
+	p, req := s.request(t, msgs)
+	return p, req, framing
 }
 
 func aborted(ctx context.Context) bool {

@@ -41,16 +41,24 @@ func (m *cannedModel) Do(req *http.Request) (*http.Response, error) {
 		Body: io.NopCloser(strings.NewReader(body)), Request: req}, nil
 }
 
-func benchTurns(b *testing.B, withTools bool) {
+func benchTurns(b *testing.B, withTools, framing bool) {
 	ws := b.TempDir()
 	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("some notes\n"), 0o600)
 	p, err := chatcompat.NewLocalProvider(chatcompat.LocalOptions{DefaultModel: "m", Executor: &cannedModel{tools: withTools}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := NewSession(SessionOptions{Provider: p, SystemPrompt: DefaultSystemPrompt, Workspace: ws,
+	so := SessionOptions{Provider: p, SystemPrompt: "You are a test assistant.", Workspace: ws,
 		Tools:       tools.Builtin(tools.Options{Workspace: ws}),
-		Permissions: NewChecker(CheckerOptions{Workspace: ws})})
+		Permissions: NewChecker(CheckerOptions{Workspace: ws})}
+	if framing {
+		// What a workspace session sends first: the static prompt, the
+		// environment block, the context message with an instruction file.
+		os.WriteFile(filepath.Join(ws, "AGENTS.md"), []byte(strings.Repeat("- Run the tests after a change.\n", 100)), 0o600)
+		in := newInstructions(context.Background(), instructionOptions{workspace: ws, trusted: true, model: "m", mode: "default"})
+		so.Framing, so.Attach = in.framing(), in.attach
+	}
+	s, err := NewSession(so)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -75,8 +83,13 @@ func benchTurns(b *testing.B, withTools bool) {
 
 // BenchmarkTurnText: one turn, one model call answering text (issue
 // target: runtime overhead per turn under 1 ms, excluding the model).
-func BenchmarkTurnText(b *testing.B) { benchTurns(b, false) }
+func BenchmarkTurnText(b *testing.B) { benchTurns(b, false, false) }
+
+// BenchmarkTurnTextFramed: BenchmarkTurnText with a workspace session's
+// framing (about 13 KB of system prompt and context message), built once
+// at the start: what it adds per turn is only sending its bytes.
+func BenchmarkTurnTextFramed(b *testing.B) { benchTurns(b, false, true) }
 
 // BenchmarkTurnWithTool: one turn with two model calls and a Read in
 // between (schema validation, permission check, the tool, its result).
-func BenchmarkTurnWithTool(b *testing.B) { benchTurns(b, true) }
+func BenchmarkTurnWithTool(b *testing.B) { benchTurns(b, true, false) }

@@ -116,7 +116,7 @@ func (h *harness) kinds() string {
 	defer h.mu.Unlock()
 	var k []string
 	for _, e := range h.events {
-		if e.Kind == EventText || e.Kind == EventUsage || e.Kind == EventReasoning {
+		if e.Kind == EventText || e.Kind == EventUsage || e.Kind == EventReasoning || e.Kind == EventContext {
 			continue
 		}
 		k = append(k, string(e.Kind))

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"agent/agent/tools"
@@ -40,7 +41,10 @@ func promptChoice(opts StartOptions, s *config.Settings) (replace *string, appen
 	return replace, appendText
 }
 
-// DefaultSystemPrompt is the system message when nothing replaces it.
+// DefaultSystemPrompt is a one-line system message for a session made
+// with NewSession alone (the Agent API's callers, benchmarks). A
+// workspace session sends the full framing instead: prompt.Static, the
+// environment block and the context message.
 const DefaultSystemPrompt = `You are agent, a coding assistant working in the user's terminal, in the workspace directory. Use the tools to read, search and change files and to run commands; keep answers short and exact.`
 
 // UntrustedError refuses a headless start in a workspace that is not
@@ -66,7 +70,7 @@ type StartOptions struct {
 	// them first.
 	Provider, Model, BaseURL string
 	PermissionMode           string  // "": settings' permissions.defaultMode, else default
-	SystemPrompt             *string // --system-prompt; nil: the setting, else DefaultSystemPrompt
+	SystemPrompt             *string // --system-prompt; nil: the setting, else prompt.Static
 	AppendSystemPrompt       *string // --append-system-prompt; nil: the setting, else nothing
 
 	// Headless refuses an untrusted workspace instead of running with user
@@ -94,6 +98,9 @@ type StartOptions struct {
 	// NoMCPHandoff keeps every MCP call in its turn (print mode;
 	// docs/reference/settings.md, "mcp").
 	NoMCPHandoff bool
+	// NoAutoCompact turns proactive compaction off (--no-auto-compact);
+	// the settings' autoCompact: false does too.
+	NoAutoCompact bool
 	// SignInUI carries /mcp login's conversation (the URL, the browser
 	// question, the masked paste); nil: /mcp login is refused.
 	SignInUI oauth.UI
@@ -149,6 +156,8 @@ type WorkspaceSession struct {
 	Tasks *Tasks
 
 	transcript *Transcript
+	httpClient *http.Client // the providers' (nil: the default client)
+	asking     sync.Mutex   // one question to a local server at a time
 	mcpTools   *mcpTools
 	stopLife   context.CancelFunc
 	credStore  *oauth.Store
@@ -263,6 +272,13 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 	so := SessionOptions{
 		ID: id, Provider: prov, ProviderID: choice.ProviderID, Model: choice.Model,
 		Framing: c.Instructions.framing(), Attach: c.Instructions.attach,
+		Context: ContextOptions{
+			Limits:              ModelLimits(choice, s),
+			NoAutoCompact:       opts.NoAutoCompact || s.Context.AutoCompact != nil && !*s.Context.AutoCompact,
+			AutoCompactAt:       s.Context.AutoCompactAt,
+			Reload:              func() { c.Instructions.Reload() },
+			SummaryInstructions: c.Instructions.CompactInstructions,
+		},
 		Tools:       tools.Builtin(tools.Options{Workspace: ws, Home: home, Network: netguard.Policy{Allowed: s.AllowedNetworks}}),
 		Permissions: checker, Prompter: opts.Prompter,
 		Workspace: ws, Transcript: c.transcript, TurnsBefore: turns,
@@ -276,6 +292,8 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 		return nil, err
 	}
 	c.Instructions.bind(c.Session)
+	c.httpClient = opts.Overrides.HTTPClient
+	c.askLocalWindow()
 	c.startMCP(ctx, opts)
 	return c, nil
 }

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"agent/agent/compact"
 	"agent/config"
 	"agent/internal/quote"
 	"agent/internal/securefile"
@@ -26,9 +27,10 @@ import (
 // resumed (issue: session runtime). Each line is one record:
 //
 //	{"type":"session", "version":1, "id", "created", "workspace", "provider", "model"}
-//	{"type":"message", "turn", "role", "parts":[...], "from", "claimedName"}
-//	{"type":"turn", "turn", "status", "stopReason", "error"}
-//	{"type":"compact", "trigger", "tokensBefore", "tokensAfter", "durationMs", "turns", "messages":[...]}
+//	{"type":"message", "turn", "role", "parts":[...], "from", "claimedName", "usage"}
+//	{"type":"turn", "turn", "status", "stopReason", "error", "usage"}
+//	{"type":"compact", "trigger", "tokensBefore", "tokensAfter", "durationMs", "turns", "usage", "messages":[...]}
+//	{"type":"clear", "trigger", "tokensBefore", "tokensAfter", "durationMs", "ids":[...]}
 //
 // A message is written as soon as it is complete, so a crash loses at most
 // the message being streamed.
@@ -74,8 +76,28 @@ type record struct {
 	From        string       `json:"from,omitempty"`
 	ClaimedName string       `json:"claimedName,omitempty"`
 	Status      string       `json:"status,omitempty"`
+	Usage       *usageRecord `json:"usage,omitempty"`
 	StopReason  string       `json:"stopReason,omitempty"`
 	Error       string       `json:"error,omitempty"`
+	IDs         []string     `json:"ids,omitempty"` // a "clear" record's calls
+}
+
+// usageRecord is a model call's usage (an answer's record) or a turn's
+// (its end record), in the transcript (docs/reference/runtime.md, "Context
+// management").
+type usageRecord struct {
+	Input      int `json:"input"`
+	Output     int `json:"output"`
+	CacheRead  int `json:"cacheRead,omitempty"`
+	CacheWrite int `json:"cacheWrite,omitempty"`
+	Reasoning  int `json:"reasoning,omitempty"`
+}
+
+func newUsageRecord(u providers.Usage) *usageRecord {
+	if u == (providers.Usage{}) {
+		return nil
+	}
+	return &usageRecord{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadTokens, CacheWrite: u.CacheWriteTokens, Reasoning: u.ReasoningTokens}
 }
 
 func encodeParts(ps []providers.Part) []partRecord {
@@ -233,10 +255,16 @@ func (t *Transcript) Close() error {
 }
 
 func (s *Session) record(t *Turn, m providers.Message, req TurnRequest) {
+	s.recordUsage(t, m, req, providers.Usage{})
+}
+
+// recordUsage records a message with the usage of the call that produced
+// it.
+func (s *Session) recordUsage(t *Turn, m providers.Message, req TurnRequest, u providers.Usage) {
 	if s.opts.Transcript == nil {
 		return
 	}
-	if err := s.opts.Transcript.write(record{Type: "message", Turn: t.ID, Role: string(m.Role), Parts: encodeParts(m.Content), From: req.From, ClaimedName: req.ClaimedName}); err != nil {
+	if err := s.opts.Transcript.write(record{Type: "message", Turn: t.ID, Role: string(m.Role), Parts: encodeParts(m.Content), From: req.From, ClaimedName: req.ClaimedName, Usage: newUsageRecord(u)}); err != nil {
 		s.log.Warn("transcript", "err", err)
 	}
 }
@@ -245,7 +273,7 @@ func (s *Session) recordEnd(t *Turn, res TurnResult) {
 	if s.opts.Transcript == nil {
 		return
 	}
-	r := record{Type: "turn", Turn: t.ID, Status: string(res.Status), StopReason: res.StopReason}
+	r := record{Type: "turn", Turn: t.ID, Status: string(res.Status), StopReason: res.StopReason, Usage: newUsageRecord(res.Usage)}
 	if res.Err != nil {
 		r.Error = res.Err.Error()
 	}
@@ -329,6 +357,8 @@ func readTranscript(r io.Reader, path string, start *boundaryStart) (*Loaded, er
 			l.Messages = append(l.Messages, LoadedMessage{Turn: rec.Turn, Message: providers.Message{Role: providers.Role(rec.Role), Content: parts}, From: rec.From, ClaimedName: rec.ClaimedName})
 		case "turn":
 			status[rec.Turn] = Status(rec.Status)
+		case "clear":
+			clearLoaded(l.Messages, rec.IDs)
 		}
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) {
@@ -347,6 +377,21 @@ func readTranscript(r io.Reader, path string, start *boundaryStart) (*Loaded, er
 	}
 	l.History = wellFormed(l.History)
 	return l, nil
+}
+
+// clearLoaded applies a cheap pass's record to the messages read so far.
+func clearLoaded(ms []LoadedMessage, ids []string) {
+	msgs := make([]providers.Message, len(ms))
+	for i := range ms {
+		msgs[i] = ms[i].Message
+	}
+	cleared, freed := compact.ClearResults(msgs, ids)
+	if freed == 0 {
+		return
+	}
+	for i := range ms {
+		ms[i].Message = cleared[i]
+	}
 }
 
 // wellFormed drops tool calls that have no result (a crash between the

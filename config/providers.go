@@ -33,6 +33,13 @@ func ValidBaseURL(s string) bool {
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil
 }
 
+// ProviderList names the chat provider ids for a message or a flag's
+// help: "messages, responses, genai, reasoning, regional or local".
+func ProviderList() string {
+	n := len(ProviderIDs)
+	return strings.Join(ProviderIDs[:n-1], ", ") + " or " + ProviderIDs[n-1]
+}
+
 // ValidProvider reports whether id is a chat provider id.
 func ValidProvider(id string) bool {
 	for _, p := range ProviderIDs {

@@ -134,7 +134,8 @@ type Settings struct {
 	Permissions     Permissions
 	DefaultModel    *ModelRef
 	Providers       map[string]*ProviderSettings
-	Prompt          PromptSettings // systemPrompt, appendSystemPrompt, instructions (prompt.go)
+	Prompt          PromptSettings  // systemPrompt, appendSystemPrompt, instructions (prompt.go)
+	Context         ContextSettings // autoCompact, autoCompactAt, models (context.go)
 	Diagnostics     []Diagnostic
 }
 
@@ -283,6 +284,12 @@ func (l *loader) file(f File, root *strictjson.Value) {
 			}
 		case "instructions":
 			l.instructions(f, p, m.Value)
+		case "autoCompact":
+			l.autoCompact(f, p, m.Value)
+		case "autoCompactAt":
+			l.autoCompactAt(f, p, m.Value)
+		case "models":
+			l.models(f, p, m.Value)
 		}
 		// Other top-level keys belong to other tools sharing these files
 		// (the .compat files): they are left alone.

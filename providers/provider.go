@@ -162,6 +162,12 @@ type ToolResult struct {
 // tool results hold text only need it: the Text parts joined by newlines,
 // and the Images, which such an API receives apart.
 func (tr ToolResult) TextAndImages() (string, []Image) {
+	if len(tr.Content) == 1 {
+		// The usual result, one text: no copy.
+		if t, ok := tr.Content[0].(Text); ok {
+			return t.Text, nil
+		}
+	}
 	var text strings.Builder
 	var images []Image
 	for _, c := range tr.Content {

@@ -18,7 +18,8 @@ import (
 	"agent/internal/sse"
 )
 
-// Executor sends one HTTP request: the seed's `executor` option, through
+// Executor sends one HTTP request: the `executor` option (docs/providers.md,
+// "Options shared by every chat provider"), through
 // which a provider sends its requests. *http.Client satisfies it, and is
 // the default (direct sending). An Executor must be safe for concurrent
 // use and honour the request's context.
@@ -27,7 +28,7 @@ type Executor interface {
 }
 
 // PayloadLogger receives a summary of every request a provider sends, one
-// per attempt (the seed's `payloadLogger`). It may be called from several
+// per attempt (the `payloadLogger` option). It may be called from several
 // goroutines at once and should return quickly. Summaries never hold keys,
 // headers or message text.
 type PayloadLogger interface {

@@ -332,6 +332,16 @@ func TestAutocompleteAndCommands(t *testing.T) {
 		h.expect("Usage: /mcp approve SERVER")
 		h.typ("/nope\r")
 		h.expect("Unknown command /nope")
+		// The instruction-file commands are in the menu and run through
+		// the session's command runner.
+		h.typ("/mem")
+		h.expect("/memory reload")
+		h.expect("read the instruction files again")
+		h.typ("\x15/con")
+		h.expect("what the context is made of")
+		h.typ("\x15/in")
+		h.expect("write or improve AGENTS.md")
+		h.typ("\x15")
 		h.typ("/he\x1b")
 		time.Sleep(30 * time.Millisecond)
 		synctest.Wait()
@@ -453,5 +463,37 @@ func TestMultiLineEntry(t *testing.T) {
 		// A one-line composer browses the history with up as before.
 		h.typ("\x1b[A")
 		h.expect("› abcY")
+	})
+}
+
+// TestContextAndCompaction: the status line shows how full the context is
+// once the window is known; a compaction shows its progress, then one
+// line; a failed /compact is said once (docs/reference/runtime.md,
+// "Context management").
+func TestContextAndCompaction(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, 100, 16, Options{})
+		h.expect("Enter send")
+		h.emit(agent.Event{Kind: agent.EventContext, Context: &agent.ContextUse{Tokens: 24000, Window: 200000}})
+		h.expect("ctx 12% of 200k")
+		h.emit(agent.Event{Kind: agent.EventContext, Context: &agent.ContextUse{Tokens: 30000, Window: 48000, Inferred: true}})
+		h.expect("ctx 62% of ~48k")
+		h.emit(agent.Event{Kind: agent.EventTurnStart, Turn: "s/1", Text: "go"},
+			agent.Event{Kind: agent.EventCompactStart, Turn: "s/1", Compact: &agent.CompactInfo{Trigger: "auto", TokensBefore: 182000}})
+		h.expect("Compacting the conversation…")
+		h.expect("compacting")
+		h.emit(agent.Event{Kind: agent.EventCompact, Turn: "s/1", Compact: &agent.CompactInfo{Trigger: "auto", TokensBefore: 182000, TokensAfter: 31000}},
+			agent.Event{Kind: agent.EventNotice, Turn: "s/1", Text: "a notice for the user"},
+			agent.Event{Kind: agent.EventComplete, Turn: "s/1", Result: &agent.TurnResult{Status: agent.StatusComplete}})
+		h.expect("Context compacted: 182k → 31k tokens")
+		h.expect("a notice for the user")
+		h.expectNot("Compacting the conversation…")
+		fail := fmt.Errorf("%w: the summary request failed", agent.ErrCompactFailed)
+		h.emit(agent.Event{Kind: agent.EventTurnStart, Turn: "s/2", Text: "/compact"},
+			agent.Event{Kind: agent.EventCompactStart, Turn: "s/2", Compact: &agent.CompactInfo{Trigger: "manual"}},
+			agent.Event{Kind: agent.EventCompact, Turn: "s/2", Compact: &agent.CompactInfo{Trigger: "manual", Err: errors.New("the summary request failed")}},
+			agent.Event{Kind: agent.EventError, Turn: "s/2", Err: fail, Result: &agent.TurnResult{Status: agent.StatusError, Err: fail}})
+		h.expect("Compaction failed: the summary request failed")
+		h.expectNot("The turn failed")
 	})
 }

@@ -34,13 +34,14 @@ var slashCommands = []slashCommand{
 	{"/memory", "the instruction files loaded, with sizes and sources", false},
 	{"/memory reload", "read the instruction files again", false},
 	{"/context", "what the context is made of, in tokens", false},
+	{"/compact", "summarise the conversation now (add what the summary must keep)", true},
 	{"/resume", "switch to a stored session of this workspace", false},
 	{"/model", "choose the provider and model", false},
 	{"/permissions", "switch the permission mode", false},
 	{"/background", "background tasks of this session", false},
 	{"/settings", "serving transports on and off", false},
 	{"/theme", "theme, syntax highlighting, motion", false},
-	{"/clear", "clear the transcript on screen", false},
+	{"/clear", "start a new conversation (the old one stays for /resume)", false},
 	{"/exit", "end the session", false},
 }
 

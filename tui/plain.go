@@ -23,6 +23,9 @@ type PlainOptions struct {
 	Out      io.Writer // the answers
 	Err      io.Writer // tool activity, notices and errors
 	Commands CommandRunner
+	// NewConversation starts a new session in place of s (/clear); nil:
+	// /clear does nothing here.
+	NewConversation func(ctx context.Context) (Session, error)
 }
 
 // RunPlain is the line-oriented fallback for a stdout that is not a
@@ -37,11 +40,22 @@ type PlainOptions struct {
 func RunPlain(ctx context.Context, s Session, opts PlainOptions, prompt string) (int, error) {
 	p := &plain{opts: opts, ends: map[string]chan agent.Event{}, ended: map[string]agent.Event{}}
 	unsub := s.Subscribe(p.observe)
-	defer unsub()
+	defer func() { unsub() }()
 	code := 0
 	run := func(line string) (bool, error) {
 		line = strings.TrimRight(line, "\r")
 		if strings.TrimSpace(line) == "" {
+			return true, nil
+		}
+		if strings.TrimSpace(line) == "/clear" && opts.NewConversation != nil {
+			ns, err := opts.NewConversation(ctx)
+			if err != nil {
+				fmt.Fprintf(p.opts.Err, "agent: /clear: %s\n", screen.SanitizeLine(err.Error()))
+				return true, nil
+			}
+			unsub()
+			s, unsub = ns, ns.Subscribe(p.observe)
+			fmt.Fprintln(p.opts.Err, "agent: a new conversation (the previous one stays for --resume)")
 			return true, nil
 		}
 		if strings.HasPrefix(line, "/") {
@@ -98,8 +112,12 @@ func (p *plain) observe(ev agent.Event) {
 		if r := ev.Tool.Result; r != nil && (r.IsError || ev.Tool.Denied) {
 			fmt.Fprintf(p.opts.Err, "agent: %s: %s\n", screen.SanitizeLine(ev.Tool.Name), screen.SanitizeLine(firstLine(r.Content)))
 		}
-	case agent.EventBackground:
+	case agent.EventBackground, agent.EventNotice:
 		fmt.Fprintf(p.opts.Err, "agent: %s\n", screen.SanitizeLine(ev.Text))
+	case agent.EventCompactStart:
+		fmt.Fprintln(p.opts.Err, "agent: compacting the conversation…")
+	case agent.EventCompact:
+		fmt.Fprintf(p.opts.Err, "agent: %s\n", screen.SanitizeLine(ev.Compact.Line()))
 	case agent.EventComplete, agent.EventInterrupted, agent.EventError, agent.EventCancelled:
 		if p.midLine {
 			io.WriteString(p.opts.Out, "\n")

@@ -74,6 +74,9 @@ type Hooks struct {
 	Sessions func(ctx context.Context) ([]SessionSummary, error)
 	// SwitchSession replaces the running session by a resumed one.
 	SwitchSession func(ctx context.Context, id string) (Switched, error)
+	// NewConversation replaces the running session by a new one in the
+	// same workspace (/clear); the old one stays for /resume.
+	NewConversation func(ctx context.Context) (Switched, error)
 	// Providers is /model's catalog; SetModel switches the model.
 	Providers []ProviderModels
 	SetModel  func(ctx context.Context, provider, model string) (Status, error)
@@ -170,11 +173,35 @@ func (s *state) switchTo(sw Switched) {
 	}
 	s.session, s.status = sw.Session, sw.Status
 	s.entries, s.scroll, s.queued, s.busy, s.turn, s.recovery = nil, 0, nil, false, "", ""
+	s.ctxTok, s.ctxWin, s.compacting = 0, 0, nil
 	s.closeAll()
 	for _, m := range sw.Messages {
 		s.replay(m)
 	}
 	s.notice("Resumed the session " + sw.Status.SessionID + ".")
+}
+
+// clearConversation is /clear: a new conversation in a new session; the
+// old one stays in the transcript store for /resume. Without the hook it
+// clears the screen only.
+func (s *state) clearConversation() {
+	s.entries, s.scroll = nil, 0
+	if s.hooks.NewConversation == nil {
+		return
+	}
+	old := s.status.SessionID
+	s.async(func(ctx context.Context) func() {
+		sw, err := s.hooks.NewConversation(ctx)
+		return func() {
+			if err != nil {
+				s.entries = append(s.entries, &entry{kind: entError, text: "/clear: " + err.Error(), finished: true})
+				return
+			}
+			s.switchTo(sw)
+			s.entries = nil
+			s.notice("A new conversation. The previous one is the session " + old + " (/resume).")
+		}
+	})
 }
 
 func (s *state) replay(m ReplayMessage) {

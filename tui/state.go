@@ -122,9 +122,13 @@ type state struct {
 	turn     string
 	queued   []queuedTurn
 	recovery string // the prompt of the failed turn, "" when none
-	ctxTok   int    // context use: input tokens of the latest model call
-	spin     int
-	spinAt   time.Time
+	ctxTok   int    // context use: tokens of the latest request and what came since
+	ctxWin   int    // the model's context window; 0: unknown
+	ctxGuess bool   // the window is inferred from a refusal
+	// compacting is the notice of the compaction that runs, if one does.
+	compacting *entry
+	spin       int
+	spinAt     time.Time
 
 	ac *autocomplete
 
@@ -598,11 +602,35 @@ func (s *state) event(ev agent.Event) {
 			}
 		}
 	case agent.EventUsage:
-		if ev.Usage != nil {
+		if ev.Usage != nil && s.ctxWin == 0 {
 			// InputTokens counts the whole prompt, its cached part
 			// included (docs/providers.md, "Prompt caching").
 			s.ctxTok = ev.Usage.InputTokens + ev.Usage.OutputTokens
 		}
+	case agent.EventContext:
+		if ev.Context != nil {
+			s.ctxTok, s.ctxWin, s.ctxGuess = ev.Context.Tokens, ev.Context.Window, ev.Context.Inferred
+		}
+	case agent.EventCompactStart:
+		// Progress while compacting, then the one line after
+		// (docs/reference/runtime.md, "Context management").
+		s.finishStreaming()
+		s.compacting = &entry{kind: entNotice, turn: ev.Turn, text: "Compacting the conversation…"}
+		s.entries = append(s.entries, s.compacting)
+	case agent.EventCompact:
+		e := s.compacting
+		if e == nil {
+			e = &entry{kind: entNotice, turn: ev.Turn}
+			s.entries = append(s.entries, e)
+		}
+		s.compacting = nil
+		e.text, e.finished = ev.Compact.Line(), true
+		if ev.Compact.Err != nil {
+			e.kind = entError
+		}
+		e.changed()
+	case agent.EventNotice:
+		s.notice(ev.Text)
 	case agent.EventComplete:
 		s.endTurn()
 	case agent.EventInterrupted:
@@ -621,6 +649,10 @@ func (s *state) event(ev agent.Event) {
 		}
 		s.endTurn()
 	case agent.EventError:
+		if errors.Is(ev.Err, agent.ErrCompactFailed) {
+			s.endTurn() // /compact's failure: said by the compaction's line
+			break
+		}
 		msg := "The turn failed."
 		if ev.Err != nil {
 			msg = "The turn failed: " + ev.Err.Error()
@@ -736,8 +768,7 @@ func (s *state) command(line string) {
 		}
 		s.output(b.String())
 	case "/clear":
-		s.entries = nil
-		s.scroll = 0
+		s.clearConversation()
 	case "/resume":
 		s.openResume()
 	case "/model":

@@ -465,7 +465,15 @@ func (s *state) drawStatus(f *screen.Frame, y int) {
 	if s.status.Mode != "" {
 		parts = append(parts, "mode "+s.status.Mode)
 	}
-	if s.ctxTok > 0 {
+	switch {
+	case s.ctxWin > 0:
+		// docs/reference/runtime.md, "Context management": ctx N% of W.
+		w := windowSize(s.ctxWin)
+		if s.ctxGuess {
+			w = "~" + w // learned from a refusal, not told
+		}
+		parts = append(parts, fmt.Sprintf("ctx %d%% of %s", min(s.ctxTok*100/s.ctxWin, 999), w))
+	case s.ctxTok > 0:
 		parts = append(parts, "ctx "+tokens(s.ctxTok))
 	}
 	left := " " + screen.SanitizeLine(strings.Join(parts, " · "))
@@ -476,6 +484,9 @@ func (s *state) drawStatus(f *screen.Frame, y int) {
 			sp = "…" // reduced motion: no animation (the theme-picker toggle; docs/reference/keybindings.md, "Contexts")
 		}
 		right = sp + " thinking "
+		if s.compacting != nil {
+			right = sp + " compacting "
+		}
 	}
 	if first, ok := s.matcher.Pending(); ok {
 		right = first.Display() + " … " + right
@@ -484,6 +495,17 @@ func (s *state) drawStatus(f *screen.Frame, y int) {
 	if right != "" {
 		f.Put(max(f.W-screen.StringWidth(right), x), y, right, s.th.status)
 	}
+}
+
+// windowSize is a context window as people say it: 200k, 1M, 32k.
+func windowSize(n int) string {
+	switch {
+	case n >= 1000000 && n%1000000 == 0 || n == 1048576:
+		return fmt.Sprintf("%dM", (n+500000)/1000000)
+	case n >= 1000:
+		return fmt.Sprintf("%dk", (n+500)/1000)
+	}
+	return fmt.Sprint(n)
 }
 
 func tokens(n int) string {

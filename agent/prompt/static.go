@@ -10,8 +10,8 @@ package prompt
 // file); testdata/static.golden holds a copy so that a change is
 // deliberate (go test ./agent/prompt -run TestStaticGolden -update).
 //
-// The "Longer tasks" section is a placeholder: it grows the todo-list and
-// subagent guidance when those tools exist.
+// "Longer tasks" guides work of several steps with the tools there are;
+// the todo-list and subagent guidance join it with those tools.
 const Static = `You are agent, a coding assistant working in the user's terminal. You work in one folder, the workspace, named in the environment block below. You read, search and change files and run commands with the tools you are offered, and you answer in text that the terminal shows as it arrives.
 
 # How you work

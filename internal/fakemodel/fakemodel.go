@@ -46,6 +46,32 @@ type Server struct {
 	replies  []Reply
 	requests [][]byte
 	started  chan struct{} // receives one value per request received
+	// window, when set, refuses a request over window tokens (its body's
+	// bytes / 4) as too long, as a real server does; summary answers a
+	// compaction's summary request. Neither takes a scripted reply.
+	window  int
+	summary string
+	refused int
+}
+
+// SummaryMarker starts the system message of the runtime's summary
+// request (docs/reference/runtime.md, "Context management").
+const SummaryMarker = "You write the working summary"
+
+// SetContext makes the server enforce a context window of window tokens
+// (0: none) and answer summary requests with summary ("" takes them from
+// the script like any request).
+func (s *Server) SetContext(window int, summary string) {
+	s.mu.Lock()
+	s.window, s.summary = window, summary
+	s.mu.Unlock()
+}
+
+// Refused is how many requests the window refused.
+func (s *Server) Refused() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refused
 }
 
 // New starts a server with scripted replies. Requests beyond the script
@@ -88,7 +114,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests = append(s.requests, body)
 	rep := Reply{Text: "ok"}
-	if len(s.replies) > 0 {
+	switch {
+	case s.window > 0 && len(body)/4 > s.window:
+		s.refused++
+		rep = Reply{Status: 400, Body: `{"error":{"message":"This model's maximum context length is exceeded","type":"invalid_request_error","code":"context_length_exceeded"}}`}
+	case s.summary != "" && strings.Contains(string(body), SummaryMarker):
+		rep = Reply{Text: s.summary, InputTokens: len(body) / 4, OutputTokens: len(s.summary) / 4}
+	case len(s.replies) > 0:
 		rep, s.replies = s.replies[0], s.replies[1:]
 	}
 	s.mu.Unlock()

@@ -61,7 +61,8 @@ add('HS256 keyed with the RSA modulus', await sign('HS256', {
 }), 401);
 add('missing scope', await sign('ES256', { changes: { scope: 'other' } }), 403);
 add('malformed event', await sign('ES256'), 400, '{"kind":"message","content":"no conversation"}');
-// The body is checked before the token is spent (decisions.md §4 order).
+// The body is checked before the token is spent (docs/reference/events.md,
+// "Order of checks").
 add('the same token with a good body', cases.at(-1).token, 202);
 
 process.stdout.write(JSON.stringify({

@@ -30,15 +30,9 @@ type BatchItem struct {
 // empty array is ErrInvalid ("an empty batch", JSON-RPC 2.0 §6 answers it
 // with a single error response).
 func DecodeBatch(data []byte, opts DecodeOptions) ([]BatchItem, error) {
-	maxMsg, maxDepth := opts.MaxMessage, opts.MaxDepth
-	if maxMsg <= 0 {
-		maxMsg = DefaultMaxMessage
-	}
-	if maxDepth <= 0 {
-		maxDepth = DefaultMaxDepth
-	}
-	if len(data) > maxMsg {
-		return nil, &DecodeError{Err: ErrTooLarge, Msg: fmt.Sprintf("%d bytes, limit %d", len(data), maxMsg)}
+	maxDepth, err := opts.depth(len(data))
+	if err != nil {
+		return nil, err
 	}
 	s := scanner{data: data, maxDepth: maxDepth}
 	s.skipSpace()
@@ -64,7 +58,7 @@ func DecodeBatch(data []byte, opts DecodeOptions) ([]BatchItem, error) {
 		start := s.pos
 		s.value(1) //nolint:errcheck // validated above
 		elem := data[start:s.pos]
-		m, err := DecodeWith(elem, DecodeOptions{MaxMessage: maxMsg, MaxDepth: maxDepth})
+		m, err := DecodeWith(elem, opts)
 		if errors.Is(err, ErrBatch) {
 			err = &DecodeError{Err: ErrInvalid, Msg: "a batch element must be a JSON object, not an array"}
 		}
@@ -103,29 +97,11 @@ type BatchWriter interface {
 
 // WriteBatch writes ms as one batch line.
 func (w *Writer) WriteBatch(ms []*Message) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	buf, err := AppendBatch(w.buf[:0], ms)
-	if err != nil {
-		return err
-	}
-	buf = append(buf, '\n')
-	_, err = w.w.Write(buf)
-	if cap(buf) <= 1<<20 {
-		w.buf = buf[:0]
-	} else {
-		w.buf = nil
-	}
-	return err
+	return w.writeLine(func(buf []byte) ([]byte, error) { return AppendBatch(buf, ms) })
 }
 
 func (s *ioStream) WriteBatch(ctx context.Context, ms []*Message) error {
-	select {
-	case <-s.done:
-		return ErrClosed
-	default:
-	}
-	if err := ctx.Err(); err != nil {
+	if err := s.writable(ctx); err != nil {
 		return err
 	}
 	return s.w.WriteBatch(ms)

@@ -56,15 +56,21 @@ func (s *ioStream) Read() (*Message, error) {
 }
 
 func (s *ioStream) Write(ctx context.Context, m *Message) error {
+	if err := s.writable(ctx); err != nil {
+		return err
+	}
+	return s.w.Write(m)
+}
+
+// writable refuses a write to a closed stream or under a context that has
+// ended.
+func (s *ioStream) writable(ctx context.Context) error {
 	select {
 	case <-s.done:
 		return ErrClosed
 	default:
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return s.w.Write(m)
+	return ctx.Err()
 }
 
 func (s *ioStream) Close() error {

@@ -95,15 +95,9 @@ func Decode(data []byte) (*Message, error) {
 // the envelope open, and refusing them would break peers for no gain.
 // Params and Result alias data.
 func DecodeWith(data []byte, opts DecodeOptions) (*Message, error) {
-	maxMsg, maxDepth := opts.MaxMessage, opts.MaxDepth
-	if maxMsg <= 0 {
-		maxMsg = DefaultMaxMessage
-	}
-	if maxDepth <= 0 {
-		maxDepth = DefaultMaxDepth
-	}
-	if len(data) > maxMsg {
-		return nil, &DecodeError{Err: ErrTooLarge, Msg: fmt.Sprintf("%d bytes, limit %d", len(data), maxMsg)}
+	maxDepth, err := opts.depth(len(data))
+	if err != nil {
+		return nil, err
 	}
 	s := scanner{data: data, maxDepth: maxDepth}
 	s.skipSpace()
@@ -133,7 +127,7 @@ func DecodeWith(data []byte, opts DecodeOptions) (*Message, error) {
 		version, id, method, params, result, errObj []byte
 		hasVersion, hasID, hasMethod                bool
 	}
-	err := s.object(1, func(key string, start, end int) error {
+	err = s.object(1, func(key string, start, end int) error {
 		v := data[start:end]
 		switch key {
 		case "jsonrpc":
@@ -279,4 +273,20 @@ func stringValue(raw []byte) (string, bool) {
 		return "", false
 	}
 	return v, true
+}
+
+// depth applies the options' bounds (the defaults for zero values) to a
+// message of n bytes: it returns the nesting limit, or ErrTooLarge.
+func (opts DecodeOptions) depth(n int) (int, error) {
+	maxMsg, maxDepth := opts.MaxMessage, opts.MaxDepth
+	if maxMsg <= 0 {
+		maxMsg = DefaultMaxMessage
+	}
+	if maxDepth <= 0 {
+		maxDepth = DefaultMaxDepth
+	}
+	if n > maxMsg {
+		return 0, &DecodeError{Err: ErrTooLarge, Msg: fmt.Sprintf("%d bytes, limit %d", n, maxMsg)}
+	}
+	return maxDepth, nil
 }

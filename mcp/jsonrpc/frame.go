@@ -149,9 +149,16 @@ func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 
 // Write encodes m and writes it followed by a newline.
 func (w *Writer) Write(m *Message) error {
+	return w.writeLine(func(buf []byte) ([]byte, error) { return AppendMessage(buf, m) })
+}
+
+// writeLine encodes one line with appendTo and writes it, with its
+// newline, in one Write call. The buffer is kept for the next line unless
+// it grew past 1 MiB.
+func (w *Writer) writeLine(appendTo func([]byte) ([]byte, error)) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	buf, err := AppendMessage(w.buf[:0], m)
+	buf, err := appendTo(w.buf[:0])
 	if err != nil {
 		return err
 	}

@@ -8,48 +8,50 @@ import (
 )
 
 var challengeCases = []struct {
+	name    string
 	in      string
 	ok      bool
 	schemes []string
 	bearer  Bearer
 }{
-	{`Bearer resource_metadata="https://a.example/.well-known/oauth-protected-resource/mcp", scope="a b"`, true, []string{"Bearer"},
+	{"resource metadata and scope", `Bearer resource_metadata="https://a.example/.well-known/oauth-protected-resource/mcp", scope="a b"`, true, []string{"Bearer"},
 		Bearer{ResourceMetadata: "https://a.example/.well-known/oauth-protected-resource/mcp", Scope: "a b"}},
-	{`Bearer error="insufficient_scope", scope="files:write", resource_metadata="https://x/y"`, true, []string{"Bearer"},
+	{"an error with its scope", `Bearer error="insufficient_scope", scope="files:write", resource_metadata="https://x/y"`, true, []string{"Bearer"},
 		Bearer{ResourceMetadata: "https://x/y", Scope: "files:write", Error: "insufficient_scope"}},
-	{`bearer Error=invalid_token`, true, []string{"bearer"}, Bearer{Error: "invalid_token"}},
-	{`Basic realm="x", Bearer scope="s"`, true, []string{"Basic", "Bearer"}, Bearer{Scope: "s"}},
-	{`Negotiate abc==, Bearer realm = "a\"b" , scope="c"`, true, []string{"Negotiate", "Bearer"}, Bearer{Scope: "c"}},
-	{`Bearer`, true, []string{"Bearer"}, Bearer{}},
-	{`Bearer , , scope="x"`, true, []string{"Bearer"}, Bearer{Scope: "x"}},
-	{`Bearer scope="a", scope="b"`, false, nil, Bearer{}},
-	{`Bearer scope="unterminated`, false, nil, Bearer{}},
-	{`Bearer scope=`, true, []string{"Bearer"}, Bearer{}}, // token68 by the grammar
-	{`=x`, false, nil, Bearer{}},
-	{"Bearer scope=\"a\x00\"", false, nil, Bearer{}},
-	{`Bearer scope="a" junk`, false, nil, Bearer{}},
+	{"scheme and parameter names in any case, a token value", `bearer Error=invalid_token`, true, []string{"bearer"}, Bearer{Error: "invalid_token"}},
+	{"a Bearer challenge after another scheme", `Basic realm="x", Bearer scope="s"`, true, []string{"Basic", "Bearer"}, Bearer{Scope: "s"}},
+	{"a token68 scheme and a quoted pair", `Negotiate abc==, Bearer realm = "a\"b" , scope="c"`, true, []string{"Negotiate", "Bearer"}, Bearer{Scope: "c"}},
+	{"Bearer alone", `Bearer`, true, []string{"Bearer"}, Bearer{}},
+	{"empty list elements", `Bearer , , scope="x"`, true, []string{"Bearer"}, Bearer{Scope: "x"}},
+	{"a repeated parameter", `Bearer scope="a", scope="b"`, false, nil, Bearer{}},
+	{"an unterminated quoted string", `Bearer scope="unterminated`, false, nil, Bearer{}},
+	{"a parameter without a value reads as token68", `Bearer scope=`, true, []string{"Bearer"}, Bearer{}}, // token68 by the grammar
+	{"no scheme", `=x`, false, nil, Bearer{}},
+	{"a NUL in a quoted string", "Bearer scope=\"a\x00\"", false, nil, Bearer{}},
+	{"trailing junk", `Bearer scope="a" junk`, false, nil, Bearer{}},
 }
 
 func TestParseChallenges(t *testing.T) {
 	for _, tc := range challengeCases {
-		cs, err := ParseChallenges([]string{tc.in})
-		if (err == nil) != tc.ok {
-			t.Errorf("%q: err = %v", tc.in, err)
-			continue
-		}
-		if !tc.ok {
-			continue
-		}
-		var schemes []string
-		for _, c := range cs {
-			schemes = append(schemes, c.Scheme)
-		}
-		if strings.Join(schemes, ",") != strings.Join(tc.schemes, ",") {
-			t.Errorf("%q: schemes %v", tc.in, schemes)
-		}
-		if b, _ := BearerChallenge([]string{tc.in}); b != tc.bearer {
-			t.Errorf("%q: bearer %+v", tc.in, b)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			cs, err := ParseChallenges([]string{tc.in})
+			if (err == nil) != tc.ok {
+				t.Fatalf("%q: err = %v", tc.in, err)
+			}
+			if !tc.ok {
+				return
+			}
+			var schemes []string
+			for _, c := range cs {
+				schemes = append(schemes, c.Scheme)
+			}
+			if strings.Join(schemes, ",") != strings.Join(tc.schemes, ",") {
+				t.Errorf("%q: schemes %v", tc.in, schemes)
+			}
+			if b, _ := BearerChallenge([]string{tc.in}); b != tc.bearer {
+				t.Errorf("%q: bearer %+v", tc.in, b)
+			}
+		})
 	}
 	if cs, _ := ParseChallenges([]string{`Negotiate abc==`}); cs[0].Token68 != "abc==" {
 		t.Error("token68 lost")
@@ -78,26 +80,28 @@ func FuzzParseChallenges(f *testing.F) {
 }
 
 var metadataCases = []struct {
-	doc string
-	ok  bool
+	name string
+	doc  string
+	ok   bool
 }{
-	{`{"issuer":"https://as.example","authorization_endpoint":"https://as.example/a","token_endpoint":"https://as.example/t","code_challenge_methods_supported":["S256"],"extra":{"x":[1,2]}}`, true},
-	{`{"issuer":"https://as.example","issuer":"https://evil.example"}`, false},
-	{`{"issuer":5}`, false},
-	{`{"code_challenge_methods_supported":"S256"}`, false},
-	{`{"code_challenge_methods_supported":[1]}`, false},
-	{`{"authorization_response_iss_parameter_supported":"true"}`, false},
-	{`[]`, false},
-	{`{"issuer":"x"} trailing`, false},
-	{`{}`, true},
+	{"a complete document with an extension", `{"issuer":"https://as.example","authorization_endpoint":"https://as.example/a","token_endpoint":"https://as.example/t","code_challenge_methods_supported":["S256"],"extra":{"x":[1,2]}}`, true},
+	{"a repeated member", `{"issuer":"https://as.example","issuer":"https://evil.example"}`, false},
+	{"issuer not a string", `{"issuer":5}`, false},
+	{"methods not an array", `{"code_challenge_methods_supported":"S256"}`, false},
+	{"a method not a string", `{"code_challenge_methods_supported":[1]}`, false},
+	{"a boolean sent as a string", `{"authorization_response_iss_parameter_supported":"true"}`, false},
+	{"an array", `[]`, false},
+	{"trailing text", `{"issuer":"x"} trailing`, false},
+	{"an empty object", `{}`, true},
 }
 
 func TestParseServerMetadata(t *testing.T) {
 	for _, tc := range metadataCases {
-		_, err := ParseServerMetadata([]byte(tc.doc))
-		if (err == nil) != tc.ok {
-			t.Errorf("%s: %v", tc.doc, err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := ParseServerMetadata([]byte(tc.doc)); (err == nil) != tc.ok {
+				t.Errorf("%s: %v", tc.doc, err)
+			}
+		})
 	}
 	m, _ := ParseServerMetadata([]byte(metadataCases[0].doc))
 	if err := CheckServerMetadata(m, "https://as.example", false); err != nil {
@@ -191,43 +195,45 @@ func FuzzParseMetadata(f *testing.F) {
 }
 
 var tokenCases = []struct {
+	name   string
 	status int
 	ct     string
 	body   string
 	ok     bool
 	code   string
 }{
-	{200, "application/json", `{"access_token":"AT1","token_type":"Bearer","expires_in":3600,"refresh_token":"r","scope":"x"}`, true, ""},
-	{200, "application/json; charset=utf-8", `{"access_token":"AT1","token_type":"bearer","expires_in":1.5e3}`, true, ""},
-	{200, "application/json", `{"access_token":"AT1"}`, true, ""},
-	{200, "application/json", `{"access_token":"AT1","token_type":"DPoP"}`, false, ""},
-	{200, "application/json", `{"token_type":"Bearer"}`, false, ""},
-	{200, "application/json", `{"access_token":"AT1","access_token":"b"}`, false, ""},
-	{200, "application/json", `{"access_token":"AT1","expires_in":-1}`, false, ""},
-	{200, "application/json", `{"access_token":"AT1","expires_in":"3600"}`, false, ""},
-	{200, "text/html", `{"access_token":"AT1"}`, false, ""},
-	{200, "application/json", `{"error":"invalid_grant"}`, false, "invalid_grant"},
-	{400, "application/json", `{"error":"invalid_grant","error_description":"bad\u001b[2J"}`, false, "invalid_grant"},
-	{500, "text/plain", `oops`, false, ""},
+	{"a complete answer", 200, "application/json", `{"access_token":"AT1","token_type":"Bearer","expires_in":3600,"refresh_token":"r","scope":"x"}`, true, ""},
+	{"a charset, lower-case bearer and a fractional lifetime", 200, "application/json; charset=utf-8", `{"access_token":"AT1","token_type":"bearer","expires_in":1.5e3}`, true, ""},
+	{"the access token alone", 200, "application/json", `{"access_token":"AT1"}`, true, ""},
+	{"another token type", 200, "application/json", `{"access_token":"AT1","token_type":"DPoP"}`, false, ""},
+	{"no access token", 200, "application/json", `{"token_type":"Bearer"}`, false, ""},
+	{"a repeated access token", 200, "application/json", `{"access_token":"AT1","access_token":"b"}`, false, ""},
+	{"a negative lifetime", 200, "application/json", `{"access_token":"AT1","expires_in":-1}`, false, ""},
+	{"a lifetime as a string", 200, "application/json", `{"access_token":"AT1","expires_in":"3600"}`, false, ""},
+	{"not JSON by its content type", 200, "text/html", `{"access_token":"AT1"}`, false, ""},
+	{"an error with status 200", 200, "application/json", `{"error":"invalid_grant"}`, false, "invalid_grant"},
+	{"an error status with a control character in the description", 400, "application/json", `{"error":"invalid_grant","error_description":"bad\u001b[2J"}`, false, "invalid_grant"},
+	{"a server error in plain text", 500, "text/plain", `oops`, false, ""},
 }
 
 func TestParseTokenResponse(t *testing.T) {
 	for _, tc := range tokenCases {
-		tr, err := ParseTokenResponse(tc.status, tc.ct, []byte(tc.body))
-		if (err == nil) != tc.ok {
-			t.Errorf("%s: %v", tc.body, err)
-			continue
-		}
-		var te *TokenError
-		if tc.code != "" && (!errors.As(err, &te) || te.Code != tc.code) {
-			t.Errorf("%s: %v", tc.body, err)
-		}
-		if err != nil && strings.ContainsRune(err.Error(), 0x1b) {
-			t.Errorf("control character in %q", err)
-		}
-		if tr != nil && strings.Contains(tr.String(), tr.AccessToken) {
-			t.Error("String shows the token")
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := ParseTokenResponse(tc.status, tc.ct, []byte(tc.body))
+			if (err == nil) != tc.ok {
+				t.Fatalf("%s: %v", tc.body, err)
+			}
+			var te *TokenError
+			if tc.code != "" && (!errors.As(err, &te) || te.Code != tc.code) {
+				t.Errorf("%s: %v", tc.body, err)
+			}
+			if err != nil && strings.ContainsRune(err.Error(), 0x1b) {
+				t.Errorf("control character in %q", err)
+			}
+			if tr != nil && strings.Contains(tr.String(), tr.AccessToken) {
+				t.Error("String shows the token")
+			}
+		})
 	}
 }
 
@@ -273,24 +279,27 @@ func TestParseRegistrationResponse(t *testing.T) {
 }
 
 var callbackCases = []struct {
-	q  string
-	ok bool
+	name string
+	q    string
+	ok   bool
 }{
-	{"code=abc&state=xyz", true},
-	{"code=abc&state=xyz&iss=https%3A%2F%2Fas.example", true},
-	{"error=access_denied&state=xyz", true},
-	{"state=xyz", false},
-	{"code=a&code=b&state=xyz", false},
-	{"code=a&state=x&state=y", false},
-	{"code=a&state=%zz", false},
-	{"code=a;state=b", false},
+	{"code and state", "code=abc&state=xyz", true},
+	{"with the issuer", "code=abc&state=xyz&iss=https%3A%2F%2Fas.example", true},
+	{"an error", "error=access_denied&state=xyz", true},
+	{"no code and no error", "state=xyz", false},
+	{"a repeated code", "code=a&code=b&state=xyz", false},
+	{"a repeated state", "code=a&state=x&state=y", false},
+	{"a bad escape", "code=a&state=%zz", false},
+	{"a semicolon separator", "code=a;state=b", false},
 }
 
 func TestParseCallback(t *testing.T) {
 	for _, tc := range callbackCases {
-		if _, err := ParseCallback(tc.q); (err == nil) != tc.ok {
-			t.Errorf("%s: %v", tc.q, err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := ParseCallback(tc.q); (err == nil) != tc.ok {
+				t.Errorf("%s: %v", tc.q, err)
+			}
+		})
 	}
 	if _, err := ParseCallback(strings.Repeat("a", maxCallbackURL+1)); err == nil {
 		t.Error("oversized callback accepted")

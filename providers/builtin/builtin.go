@@ -14,6 +14,7 @@ package builtin
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"agent/providers"
@@ -67,6 +68,9 @@ type SetupStep struct {
 type Model struct {
 	ID   string
 	Name string
+	// ContextWindow and MaxOutput are the model's limits in tokens, as
+	// its vendor documents them (docs/providers.md, "Context windows").
+	ContextWindow, MaxOutput int
 }
 
 // Definition is one built-in provider.
@@ -89,17 +93,19 @@ type Definition struct {
 	New func(Config) (providers.Provider, error)
 }
 
-// DefaultDefinitions returns the built-in provider definitions (the seed's
-// createDefaultProviderDefinitions()), in the display order of
-// docs/providers.md, "Built-in definitions (`providers/builtin`)". Each
-// call returns fresh values the caller may change.
+// DefaultDefinitions returns the built-in provider definitions, in the
+// display order of docs/providers.md, "Built-in definitions
+// (`providers/builtin`)". Each call returns fresh values the caller may
+// change.
 func DefaultDefinitions() []Definition {
 	defs := []Definition{
 		{
 			ID: "messages", DisplayName: "Messages API", KeyEnv: messages.KeyEnv,
 			DefaultBaseURL: MessagesBaseURL, DefaultModel: MessagesDefaultModel,
 			Models: []Model{
-				{"claude-opus-4-6", "Opus 4.6"}, {"claude-sonnet-4-5", "Sonnet 4.5"}, {"claude-haiku-4-5", "Haiku 4.5"},
+				{"claude-opus-4-6", "Opus 4.6", 1000000, 128000},
+				{"claude-sonnet-4-5", "Sonnet 4.5", 200000, 64000},
+				{"claude-haiku-4-5", "Haiku 4.5", 200000, 64000},
 			},
 			New: newMessages,
 		},
@@ -107,7 +113,8 @@ func DefaultDefinitions() []Definition {
 			ID: "responses", DisplayName: "Responses API (official or compatible endpoint)", KeyEnv: responses.KeyEnv,
 			DefaultBaseURL: responses.OfficialBaseURL, DefaultModel: ResponsesDefaultModel,
 			Models: []Model{
-				{"gpt-5", "GPT-5"}, {"gpt-5-mini", "GPT-5 mini"}, {"gpt-5-nano", "GPT-5 nano"}, {"gpt-4.1", "GPT-4.1"},
+				{"gpt-5", "GPT-5", 400000, 128000}, {"gpt-5-mini", "GPT-5 mini", 400000, 128000},
+				{"gpt-5-nano", "GPT-5 nano", 400000, 128000}, {"gpt-4.1", "GPT-4.1", 1047576, 32768},
 			},
 			New: newResponses,
 		},
@@ -115,8 +122,8 @@ func DefaultDefinitions() []Definition {
 			ID: "genai", DisplayName: "GenAI API", KeyEnv: genai.KeyEnv,
 			DefaultBaseURL: genai.OfficialBaseURL, DefaultModel: GenaiDefaultModel,
 			Models: []Model{
-				{"gemini-2.5-pro", "Gemini 2.5 Pro"}, {"gemini-2.5-flash", "Gemini 2.5 Flash"},
-				{"gemini-2.5-flash-lite", "Gemini 2.5 Flash-Lite"}, {"gemini-2.5-flash-image", "Gemini 2.5 Flash Image"},
+				{"gemini-2.5-pro", "Gemini 2.5 Pro", 1048576, 65536}, {"gemini-2.5-flash", "Gemini 2.5 Flash", 1048576, 65536},
+				{"gemini-2.5-flash-lite", "Gemini 2.5 Flash-Lite", 1048576, 65536}, {"gemini-2.5-flash-image", "Gemini 2.5 Flash Image", 32768, 32768},
 			},
 			New: newGenai,
 		},
@@ -124,7 +131,8 @@ func DefaultDefinitions() []Definition {
 			ID: "reasoning", DisplayName: "Reasoning model endpoint", KeyEnv: chatcompat.ReasoningKeyEnv,
 			DefaultBaseURL: chatcompat.ReasoningBaseURL, DefaultModel: chatcompat.ReasoningDefaultModel,
 			Models: []Model{
-				{chatcompat.ReasoningDefaultModel, "V4 Flash"}, {"deepseek-chat", "Chat"}, {"deepseek-reasoner", "Reasoner"},
+				{chatcompat.ReasoningDefaultModel, "V4 Flash", 1048576, 393216},
+				{"deepseek-chat", "Chat", 131072, 8192}, {"deepseek-reasoner", "Reasoner", 131072, 65536},
 			},
 			New: newReasoning,
 		},
@@ -132,8 +140,9 @@ func DefaultDefinitions() []Definition {
 			ID: "regional", DisplayName: "Regional cloud endpoint", KeyEnv: chatcompat.RegionalKeyEnv,
 			DefaultBaseURL: chatcompat.RegionalBaseURLs[chatcompat.RegionalDefaultRegion], DefaultModel: chatcompat.RegionalDefaultModel,
 			Models: []Model{
-				{"qwen-plus", "Qwen Plus"}, {"qwen-max", "Qwen Max"}, {"qwen-flash", "Qwen Flash"},
-				{"qwen3-coder-plus", "Qwen3 Coder Plus"}, {"qwen-vl-max", "Qwen VL Max"},
+				{"qwen-plus", "Qwen Plus", 1000000, 32768}, {"qwen-max", "Qwen Max", 262144, 65536},
+				{"qwen-flash", "Qwen Flash", 1000000, 32768}, {"qwen3-coder-plus", "Qwen3 Coder Plus", 1000000, 65536},
+				{"qwen-vl-max", "Qwen VL Max", 131072, 8192},
 			},
 			New: newRegional,
 		},
@@ -177,6 +186,27 @@ func setup(d *Definition) []SetupStep {
 		key.Label, key.Default, key.Optional = "API key (local servers do not check it)", d.PlaceholderKey, true
 	}
 	return append(steps, key)
+}
+
+// ModelLimits are the context window and longest answer of a model of
+// provider id's catalog: the entry whose id is the model, or the
+// entry it extends with a dated or versioned suffix ("claude-sonnet-4-5-20250929"
+// is claude-sonnet-4-5). ok is false for a model the catalog does not list.
+func ModelLimits(id, model string) (window, maxOutput int, ok bool) {
+	d, found := Lookup(id)
+	if !found || model == "" {
+		return 0, 0, false
+	}
+	best := -1
+	for i, m := range d.Models {
+		if (model == m.ID || strings.HasPrefix(model, m.ID+"-")) && (best < 0 || len(m.ID) > len(d.Models[best].ID)) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return 0, 0, false
+	}
+	return d.Models[best].ContextWindow, d.Models[best].MaxOutput, true
 }
 
 // Lookup returns the definition of id.

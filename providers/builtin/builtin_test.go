@@ -174,3 +174,37 @@ func TestBadOptions(t *testing.T) {
 		t.Errorf("genai without key: %v", err)
 	}
 }
+
+func TestModelLimits(t *testing.T) {
+	cases := []struct {
+		name, id, model string
+		window, out     int
+		ok              bool
+	}{
+		{"a catalog model", "messages", "claude-sonnet-4-5", 200000, 64000, true},
+		{"a dated snapshot of a catalog model", "messages", "claude-sonnet-4-5-20250929", 200000, 64000, true},
+		{"the longest catalog id wins", "responses", "gpt-5-mini-2025-08-07", 400000, 128000, true},
+		{"another provider's model is unknown", "genai", "gpt-5", 0, 0, false},
+		{"a prefix without a dash is another model", "responses", "gpt-50", 0, 0, false},
+		{"local has no catalog", "local", "llama3", 0, 0, false},
+		{"no model", "messages", "", 0, 0, false},
+		{"an unknown provider", "nope", "claude-sonnet-4-5", 0, 0, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w, o, ok := ModelLimits(c.id, c.model)
+			if w != c.window || o != c.out || ok != c.ok {
+				t.Errorf("ModelLimits(%s, %s) = %d, %d, %v", c.id, c.model, w, o, ok)
+			}
+		})
+	}
+	t.Run("every catalog model has limits", func(t *testing.T) {
+		for _, d := range DefaultDefinitions() {
+			for _, m := range d.Models {
+				if m.ContextWindow <= 0 || m.MaxOutput <= 0 || m.MaxOutput > m.ContextWindow {
+					t.Errorf("%s %s: window %d, max output %d", d.ID, m.ID, m.ContextWindow, m.MaxOutput)
+				}
+			}
+		}
+	})
+}

@@ -128,7 +128,8 @@ func (o *opts) field(obj map[string]any, path, name string, want string) any {
 	return v
 }
 
-// known refuses members of an object option the seed does not define.
+// known refuses members of an object option that docs/reference/settings.md,
+// "providers", does not define.
 func (o *opts) known(obj map[string]any, path string, names ...string) {
 	for k := range obj {
 		if !slices.Contains(names, k) {
@@ -162,7 +163,7 @@ func boolean(v any) bool {
 	return b
 }
 
-// model is the configured model, else the seed's defaultModel option,
+// model is the configured model, else the provider's defaultModel option,
 // else the definition's default.
 func model(c Config, o *opts, def string) string {
 	if c.Model != "" {

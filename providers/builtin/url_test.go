@@ -110,7 +110,7 @@ func TestConnectionErrorsMaskTheBaseURLsCredentials(t *testing.T) {
 			})
 		}
 	}
-	// Payload summaries (the seed's payloadLogger) get the masked URL too.
+	// Payload summaries (the payloadLogger option) get the masked URL too.
 	synctest.Test(t, func(t *testing.T) {
 		var l recordingLogger
 		p, err := chatcompat.NewLocalProvider(chatcompat.LocalOptions{BaseURL: "http://127.0.0.1:1/v1?key=SECRET", PayloadLogger: &l, Client: &http.Client{Transport: refusing{}}})

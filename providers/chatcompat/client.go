@@ -99,6 +99,7 @@ type Client struct {
 	url    string
 	header http.Header
 	sender *providers.Sender
+	cache  encodeCache
 }
 
 // NewClient returns a client of the chat-completions surface at
@@ -180,9 +181,10 @@ func (c *Client) Body(req *providers.Request) ([]byte, string, error) {
 	if err := checkCaps(req, caps); err != nil {
 		return fail(err)
 	}
+	msgs := c.cache.encode(req.Messages, c.opts.Reasoning)
 	b := map[string]any{
 		"model":    model,
-		"messages": wireMessages(req.Messages, c.opts.Reasoning),
+		"messages": json.RawMessage("0"), // spliceMessages puts them in
 		"stream":   true,
 	}
 	if !c.opts.OmitStreamUsage {
@@ -251,7 +253,7 @@ func (c *Client) Body(req *providers.Request) ([]byte, string, error) {
 	if err != nil {
 		return fail(providers.Invalid("encoding the request: %v", err))
 	}
-	return out, model, nil
+	return spliceMessages(out, msgs), model, nil
 }
 
 // checkCaps refuses what the model cannot take, before anything is sent.
@@ -343,66 +345,99 @@ func wireMessages(msgs []providers.Message, replay ReasoningReplay) []wireMessag
 	toolTurn := toolTurns(msgs)
 	out := make([]wireMessage, 0, len(msgs))
 	var pendingImages []wirePart
-	flush := func() {
-		if len(pendingImages) > 0 {
+	for i, m := range msgs {
+		if m.Role != providers.RoleTool && len(pendingImages) > 0 {
 			out = append(out, wireMessage{Role: "user", Content: pendingImages})
 			pendingImages = nil
 		}
+		var images []wirePart
+		out, images = wireMessage1(out, m, toolTurn[i], replay)
+		pendingImages = append(pendingImages, images...)
 	}
-	for i, m := range msgs {
-		if m.Role != providers.RoleTool {
-			flush()
-		}
-		switch m.Role {
-		case providers.RoleSystem:
-			out = append(out, wireMessage{Role: "system", Content: joinText(m.Content)})
-		case providers.RoleUser:
-			out = append(out, wireMessage{Role: "user", Content: userContent(m.Content)})
-		case providers.RoleAssistant:
-			w := wireMessage{Role: "assistant"}
-			var text, reasoning strings.Builder
-			hasReasoning := false
-			for _, p := range m.Content {
-				switch p := p.(type) {
-				case providers.Text:
-					text.WriteString(p.Text)
-				case providers.Reasoning:
-					if p.Text != "" {
-						reasoning.WriteString(p.Text)
-						hasReasoning = true
-					}
-				case providers.ToolCall:
-					args := string(p.Arguments)
-					if args == "" {
-						args = "{}"
-					}
-					w.ToolCalls = append(w.ToolCalls, wireToolCall{ID: p.ID, Type: "function", Function: wireCallFunc{Name: p.Name, Arguments: args}})
-				}
-			}
-			if text.Len() > 0 || len(w.ToolCalls) == 0 {
-				w.Content = text.String()
-			}
-			if (hasReasoning && replay == ReplayAll) || (replay == ReplayToolTurns && toolTurn[i]) {
-				r := reasoning.String()
-				w.ReasoningContent = &r
-			}
-			out = append(out, w)
-		case providers.RoleTool:
-			for _, p := range m.Content {
-				tr, ok := p.(providers.ToolResult)
-				if !ok {
-					continue
-				}
-				text, images := tr.TextAndImages()
-				for _, im := range images {
-					pendingImages = append(pendingImages, imagePart(im))
-				}
-				out = append(out, wireMessage{Role: "tool", ToolCallID: tr.CallID, Content: text})
-			}
-		}
+	if len(pendingImages) > 0 {
+		out = append(out, wireMessage{Role: "user", Content: pendingImages})
 	}
-	flush()
 	return out
+}
+
+// wireMessage1 appends the wire form of one message; toolTurn says whether
+// it belongs to a user turn in which the assistant called tools. A tool
+// message's images are returned apart, for the user message that follows
+// the run of tool messages.
+func wireMessage1(out []wireMessage, m providers.Message, toolTurn bool, replay ReasoningReplay) ([]wireMessage, []wirePart) {
+	switch m.Role {
+	case providers.RoleSystem:
+		return append(out, wireMessage{Role: "system", Content: joinText(m.Content)}), nil
+	case providers.RoleUser:
+		return append(out, wireMessage{Role: "user", Content: userContent(m.Content)}), nil
+	case providers.RoleAssistant:
+		w := wireMessage{Role: "assistant"}
+		replayEmpty := func() {
+			if replay == ReplayToolTurns && toolTurn {
+				empty := ""
+				w.ReasoningContent = &empty
+			}
+		}
+		if len(m.Content) == 1 {
+			// The usual answer, one text or one call: no builders.
+			switch p := m.Content[0].(type) {
+			case providers.Text:
+				w.Content = p.Text
+				replayEmpty()
+				return append(out, w), nil
+			case providers.ToolCall:
+				w.ToolCalls = []wireToolCall{wireCall(p)}
+				replayEmpty()
+				return append(out, w), nil
+			}
+		}
+		var text, reasoning strings.Builder
+		hasReasoning := false
+		for _, p := range m.Content {
+			switch p := p.(type) {
+			case providers.Text:
+				text.WriteString(p.Text)
+			case providers.Reasoning:
+				if p.Text != "" {
+					reasoning.WriteString(p.Text)
+					hasReasoning = true
+				}
+			case providers.ToolCall:
+				w.ToolCalls = append(w.ToolCalls, wireCall(p))
+			}
+		}
+		if text.Len() > 0 || len(w.ToolCalls) == 0 {
+			w.Content = text.String()
+		}
+		if (hasReasoning && replay == ReplayAll) || (replay == ReplayToolTurns && toolTurn) {
+			r := reasoning.String()
+			w.ReasoningContent = &r
+		}
+		return append(out, w), nil
+	case providers.RoleTool:
+		var pending []wirePart
+		for _, p := range m.Content {
+			tr, ok := p.(providers.ToolResult)
+			if !ok {
+				continue
+			}
+			text, images := tr.TextAndImages()
+			for _, im := range images {
+				pending = append(pending, imagePart(im))
+			}
+			out = append(out, wireMessage{Role: "tool", ToolCallID: tr.CallID, Content: text})
+		}
+		return out, pending
+	}
+	return out, nil
+}
+
+func wireCall(p providers.ToolCall) wireToolCall {
+	args := string(p.Arguments)
+	if args == "" {
+		args = "{}"
+	}
+	return wireToolCall{ID: p.ID, Type: "function", Function: wireCallFunc{Name: p.Name, Arguments: args}}
 }
 
 // toolTurns marks the messages of each user turn in which an assistant

@@ -50,7 +50,8 @@ const (
 	ModalityImage = "IMAGE"
 )
 
-// ThinkingConfig is the seed's IGenaiThinkingConfig.
+// ThinkingConfig is the thinkingConfig option (docs/providers.md, "genai
+// (`providers/genai`)").
 type ThinkingConfig struct {
 	// IncludeThoughts asks for thought summaries, streamed as reasoning.
 	IncludeThoughts bool
@@ -60,7 +61,7 @@ type ThinkingConfig struct {
 	ThinkingBudget *int
 }
 
-// SafetySetting is one of the seed's IGenaiSafetySetting: a harm category
+// SafetySetting is one entry of the safetySettings option: a harm category
 // and the threshold at which content is blocked, as the API names them
 // (HARM_CATEGORY_HARASSMENT, BLOCK_ONLY_HIGH, ...).
 type SafetySetting struct {
@@ -109,7 +110,8 @@ type Options struct {
 	Header        http.Header             // extra headers for every request
 }
 
-// Provider is the seed's GenaiProvider. It is safe for concurrent use.
+// Provider is the genai provider (docs/providers.md, "genai
+// (`providers/genai`)"). It is safe for concurrent use.
 type Provider struct {
 	opts   Options
 	base   string

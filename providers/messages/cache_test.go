@@ -1,7 +1,6 @@
 package messages
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -17,23 +16,7 @@ import (
 // a JSON string, where every quote is escaped.
 const mark = `,"cache_control":{"type":"ephemeral"}`
 
-// unmarked returns a request body without its cache marks, and where each
-// mark stood in the bytes returned. The marks say where the API caches;
-// they are not part of what it caches (docs/providers.md, "Prompt
-// caching").
-func unmarked(body []byte) ([]byte, []int) {
-	var out []byte
-	var at []int
-	for {
-		i := bytes.Index(body, []byte(mark))
-		if i < 0 {
-			return append(out, body...), at
-		}
-		out = append(out, body[:i]...)
-		at = append(at, len(out))
-		body = body[i+len(mark):]
-	}
-}
+func unmarked(body []byte) ([]byte, []int) { return pt.Unmarked(body, mark) }
 
 // marks lists the places of a body's cache marks: tools/I, system/I,
 // messages/I/J.
@@ -208,31 +191,5 @@ func TestToolLoopCachePrefix(t *testing.T) {
 	if len(bodies) != 20 {
 		t.Fatalf("%d requests", len(bodies))
 	}
-	var prev []byte
-	var prevMarks []int
-	for n, body := range bodies {
-		cur, at := unmarked(body)
-		if len(at) == 0 || len(at) > 4 {
-			t.Fatalf("call %d: %d marks", n, len(at))
-		}
-		if n > 0 {
-			end := prevMarks[len(prevMarks)-1]
-			if !bytes.HasPrefix(cur, prev[:end]) {
-				i := 0
-				for i < end && cur[i] == prev[i] {
-					i++
-				}
-				t.Fatalf("call %d departs from the cached prefix at byte %d of %d:\n%s", n, i, end, cur[max(i-80, 0):min(i+80, len(cur))])
-			}
-			if !slices.Contains(at, end) {
-				t.Errorf("call %d does not mark where call %d ended (%d): %v", n, n-1, end, at)
-			}
-			share := float64(end) / float64(len(cur))
-			t.Logf("call %2d: %6d bytes, %6d cacheable (%.1f%%)", n+1, len(cur), end, 100*share)
-			if n >= 2 && share < 0.8 {
-				t.Errorf("call %d: only %.1f%% of the request is cacheable", n+1, 100*share)
-			}
-		}
-		prev, prevMarks = cur, at
-	}
+	pt.CheckCachePrefix(t, bodies, mark)
 }

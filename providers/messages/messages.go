@@ -63,8 +63,8 @@ type Options struct {
 	Header http.Header
 }
 
-// Provider is the messages provider (the seed's MessagesProvider). It is
-// safe for concurrent use.
+// Provider is the messages provider (docs/providers.md, "messages
+// (`providers/messages`)"). It is safe for concurrent use.
 type Provider struct {
 	opts   Options
 	url    string

@@ -15,7 +15,8 @@ import (
 )
 
 // Plumbing holds the options every provider passes to providers.Sender:
-// the seed's executor, logger, payloadLogger and timeout.
+// executor, logger, payloadLogger and timeout (docs/providers.md, "Options
+// shared by every chat provider").
 type Plumbing struct {
 	Executor      providers.Executor
 	Logger        *slog.Logger

@@ -1,12 +1,14 @@
 package providertest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -122,4 +124,60 @@ func LoopResult(n int, id string) string {
 		fmt.Fprintf(&b, "func step%d() int { return %d }\n", i, n*i)
 	}
 	return b.String()
+}
+
+// Unmarked returns a request body without the cache marks written as mark,
+// and where each mark stood in the bytes returned. The marks say where the
+// API caches; they are not part of what it caches (docs/providers.md,
+// "Prompt caching"). A mark must be text that cannot occur inside a JSON
+// string, such as a member with its quotes.
+func Unmarked(body []byte, mark string) ([]byte, []int) {
+	var out []byte
+	var at []int
+	for {
+		i := bytes.Index(body, []byte(mark))
+		if i < 0 {
+			return append(out, body...), at
+		}
+		out = append(out, body[:i]...)
+		at = append(at, len(out))
+		body = body[i+len(mark):]
+	}
+}
+
+// CheckCachePrefix holds the request bodies of a tool loop, in order, to
+// what lets a cache-marking API serve each from its cache: each carries
+// one to four marks; each repeats the bytes of the one before up to that
+// one's last mark (the marks aside) and marks that place again; and from
+// the third on at least 80% of its bytes lie in that prefix. It logs the
+// share of each request that is cacheable.
+func CheckCachePrefix(t *testing.T, bodies [][]byte, mark string) {
+	t.Helper()
+	var prev []byte
+	var prevMarks []int
+	for n, body := range bodies {
+		cur, at := Unmarked(body, mark)
+		if len(at) == 0 || len(at) > 4 {
+			t.Fatalf("request %d: %d cache marks", n+1, len(at))
+		}
+		if n > 0 {
+			end := prevMarks[len(prevMarks)-1]
+			if !bytes.HasPrefix(cur, prev[:end]) {
+				i := 0
+				for i < end && i < len(cur) && cur[i] == prev[i] {
+					i++
+				}
+				t.Fatalf("request %d departs from the cached prefix at byte %d of %d:\n%s", n+1, i, end, cur[max(i-80, 0):min(i+80, len(cur))])
+			}
+			if !slices.Contains(at, end) {
+				t.Errorf("request %d does not mark where request %d ended (%d): %v", n+1, n, end, at)
+			}
+			share := float64(end) / float64(len(cur))
+			t.Logf("request %2d: %6d bytes, %6d cacheable (%.1f%%)", n+1, len(cur), end, 100*share)
+			if n >= 2 && share < 0.8 {
+				t.Errorf("request %d: only %.1f%% of it is cacheable", n+1, 100*share)
+			}
+		}
+		prev, prevMarks = cur, at
+	}
 }

@@ -56,8 +56,8 @@ const (
 	FormatJSONSchema Format = "json_schema"
 )
 
-// JSONSchema is the schema used with FormatJSONSchema (the seed's
-// IResponsesJsonSchemaDefinition).
+// JSONSchema is the schema used with FormatJSONSchema (the jsonSchema
+// option of docs/providers.md, "responses (`providers/responses`)").
 type JSONSchema struct {
 	Name        string          // "" means "response"
 	Description string          // responses surface only
@@ -124,7 +124,7 @@ type Options struct {
 	// marks the functions strict.
 	StrictTools    bool
 	NativeWebTools NativeWebTools
-	// OmitStreamUsage turns off the seed's includeStreamUsage (default
+	// OmitStreamUsage turns off the includeStreamUsage option (default
 	// on), for chat-completions endpoints that reject stream_options. The
 	// responses surface always reports usage.
 	OmitStreamUsage bool
@@ -135,7 +135,8 @@ type Options struct {
 	Header http.Header
 }
 
-// Provider is the seed's ResponsesProvider. It is safe for concurrent use.
+// Provider is the responses provider (docs/providers.md, "responses
+// (`providers/responses`)"). It is safe for concurrent use.
 type Provider struct {
 	opts    Options
 	surface Surface

@@ -46,8 +46,8 @@ const DefaultModel = "wan2.2-t2v-plus"
 // these are short JSON calls; the generation itself runs on the server.
 const DefaultTimeout = 60 * time.Second
 
-// Generator is the seed's IVideoGenerationProvider. Implementations are
-// safe for concurrent use.
+// Generator generates videos (docs/providers.md, "video
+// (`providers/video`)"). Implementations are safe for concurrent use.
 type Generator interface {
 	CreateVideo(ctx context.Context, req *Request) (*Job, error)
 	GetVideoJob(ctx context.Context, id string) (*Job, error)
@@ -140,7 +140,8 @@ type Options struct {
 	Header http.Header
 }
 
-// Provider is the seed's VideoProvider. It is safe for concurrent use.
+// Provider is the video provider, the Generator of the cloud's
+// asynchronous task API. It is safe for concurrent use.
 type Provider struct {
 	opts Options
 	base string

@@ -30,9 +30,10 @@ import (
 // FileName is the overrides file's name inside ~/.agent.
 const FileName = "keybindings.json"
 
-// Schema is the $schema string of the file that Create writes. The seed
-// leaves $schema free; a URN names the format and version without
-// pretending to be a fetchable address.
+// Schema is the $schema string of the file that Create writes. The file
+// format leaves $schema free (docs/reference/keybindings.md, "File
+// format"); a URN names the format and version without pretending to be
+// a fetchable address.
 const Schema = "urn:agent:keybindings:v1"
 
 // Template is exactly what Create writes (docs/reference/keybindings.md,

@@ -6,7 +6,7 @@ import "strconv"
 // bindings (docs/reference/keybindings.md, "Contexts").
 type Context uint8
 
-// The contexts, in the order of the seed's table.
+// The contexts, in the order of docs/reference/keybindings.md, "Defaults".
 const (
 	App Context = iota
 	Thinking
@@ -181,7 +181,8 @@ func ParseContext(name string) (Context, bool) {
 // (chat-input, text-input, text-prompt, history-search).
 func (c Context) TextEntry() bool { return c < numContexts && spec[c].textEntry }
 
-// Actions returns the context's actions in the seed's order.
+// Actions returns the context's actions in the order of
+// docs/reference/keybindings.md, "Defaults".
 func (c Context) Actions() []Action {
 	if c >= numContexts {
 		return nil

@@ -2,6 +2,7 @@ package keys
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -90,32 +91,45 @@ var keyStringCases = []struct {
 
 func TestKeyStrings(t *testing.T) {
 	for _, c := range keyStringCases {
-		q, err := ParseSequence(c.in)
-		if c.err != "" {
-			var ke *KeyError
-			if err == nil || !errors.As(err, &ke) || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("ParseSequence(%q) = %v, %v; want error containing %q", c.in, q, err, c.err)
+		// A row is named by the key string it parses, as a Go literal.
+		t.Run(rowName(c.in), func(t *testing.T) {
+			q, err := ParseSequence(c.in)
+			if c.err != "" {
+				var ke *KeyError
+				if err == nil || !errors.As(err, &ke) || !strings.Contains(err.Error(), c.err) {
+					t.Errorf("ParseSequence(%q) = %v, %v; want error containing %q", c.in, q, err, c.err)
+				}
+				return
 			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("ParseSequence(%q): %v", c.in, err)
-			continue
-		}
-		if got := q.String(); got != c.want {
-			t.Errorf("ParseSequence(%q).String() = %q, want %q", c.in, got, c.want)
-		}
-		if got := q.Display(); got != c.display {
-			t.Errorf("ParseSequence(%q).Display() = %q, want %q", c.in, got, c.display)
-		}
-		// The canonical form parses back to the same sequence.
-		if r, err := ParseSequence(q.String()); err != nil || r != q {
-			t.Errorf("round trip of %q: %v, %v", q.String(), r, err)
-		}
-		if q.First.Canonical() != q.First || q.Second.Canonical() != q.Second {
-			t.Errorf("ParseSequence(%q) is not canonical: %+v", c.in, q)
-		}
+			if err != nil {
+				t.Errorf("ParseSequence(%q): %v", c.in, err)
+				return
+			}
+			if got := q.String(); got != c.want {
+				t.Errorf("ParseSequence(%q).String() = %q, want %q", c.in, got, c.want)
+			}
+			if got := q.Display(); got != c.display {
+				t.Errorf("ParseSequence(%q).Display() = %q, want %q", c.in, got, c.display)
+			}
+			// The canonical form parses back to the same sequence.
+			if r, err := ParseSequence(q.String()); err != nil || r != q {
+				t.Errorf("round trip of %q: %v, %v", q.String(), r, err)
+			}
+			if q.First.Canonical() != q.First || q.Second.Canonical() != q.Second {
+				t.Errorf("ParseSequence(%q) is not canonical: %+v", c.in, q)
+			}
+		})
 	}
+}
+
+// rowName is a table row's name for a key string: the string quoted, cut
+// to 40 bytes.
+func rowName(in string) string {
+	q := strconv.Quote(in)
+	if len(q) > 40 {
+		q = q[:37] + "..."
+	}
+	return q
 }
 
 func TestParseStroke(t *testing.T) {

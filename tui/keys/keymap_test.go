@@ -101,7 +101,7 @@ func TestDefaultsTable(t *testing.T) {
 
 func TestContexts(t *testing.T) {
 	if NumContexts != 19 {
-		t.Errorf("%d contexts, the seed lists 19", NumContexts)
+		t.Errorf("%d contexts, docs/reference/keybindings.md lists 19", NumContexts)
 	}
 	for c := range Context(NumContexts) {
 		if got, ok := ParseContext(c.String()); !ok || got != c {
@@ -267,10 +267,10 @@ func TestMatcherTimerAndContextChange(t *testing.T) {
 	}
 }
 
-// seedActions is the specification's table of contexts and their actions,
-// row by row, as written there (the same actions, with their keys, are in
-// docs/reference/keybindings.md, "Defaults").
-var seedActions = [][2]string{
+// contextActions are the contexts and their actions, row by row, in the
+// order of docs/reference/keybindings.md, "Defaults" (written apart from
+// the keys, so that a context or action that goes missing is named).
+var contextActions = [][2]string{
 	{"app", "open-workspace-switcher"},
 	{"thinking", "abort"},
 	{"background-detail", "return-to-main"},
@@ -292,9 +292,9 @@ var seedActions = [][2]string{
 	{"theme-picker", "previous, next, select, toggle-syntax, toggle-motion, cancel"},
 }
 
-// decisionsDefaults is the table of default keys of
+// docDefaults is the table of default keys of
 // docs/reference/keybindings.md, "Defaults", row by row, as written there.
-var decisionsDefaults = map[string]string{
+var docDefaults = map[string]string{
 	"app":                "open-workspace-switcher: ctrl+b",
 	"thinking":           "abort: escape",
 	"background-detail":  "return-to-main: escape",
@@ -317,18 +317,17 @@ var decisionsDefaults = map[string]string{
 }
 
 // TestSpecTables compares the contexts, their actions and every default
-// key, entry by entry and in order, with the two tables above: the
-// specification's contexts and actions, and the defaults of
-// docs/reference/keybindings.md.
+// key, entry by entry and in order, with the two tables above, both of
+// docs/reference/keybindings.md, "Defaults".
 func TestSpecTables(t *testing.T) {
-	if len(seedActions) != NumContexts || len(decisionsDefaults) != NumContexts {
-		t.Fatalf("%d contexts; the seed lists %d, the decisions %d", NumContexts, len(seedActions), len(decisionsDefaults))
+	if len(contextActions) != NumContexts || len(docDefaults) != NumContexts {
+		t.Fatalf("%d contexts; the tables list %d and %d", NumContexts, len(contextActions), len(docDefaults))
 	}
 	km := Defaults()
-	for i, row := range seedActions {
+	for i, row := range contextActions {
 		c := Context(i)
 		if c.String() != row[0] {
-			t.Errorf("context %d is %q, the seed's row %d is %q", i, c, i, row[0])
+			t.Errorf("context %d is %q, the table's row %d is %q", i, c, i, row[0])
 			continue
 		}
 		var acts []string
@@ -338,7 +337,7 @@ func TestSpecTables(t *testing.T) {
 		if got := strings.Join(acts, ", "); got != row[1] {
 			t.Errorf("%s actions:\n got  %s\n want %s", c, got, row[1])
 		}
-		entries := strings.Split(decisionsDefaults[row[0]], "; ")
+		entries := strings.Split(docDefaults[row[0]], "; ")
 		if len(entries) != len(acts) {
 			t.Errorf("%s: %d actions, %d defaults", c, len(acts), len(entries))
 		}

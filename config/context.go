@@ -1,0 +1,105 @@
+package config
+
+import (
+	"strconv"
+
+	"agent/internal/strictjson"
+)
+
+// The keys of context management (docs/reference/settings.md, "autoCompact,
+// autoCompactAt, models"): autoCompact turns proactive compaction on and
+// off, autoCompactAt lowers its threshold, models gives a model's context
+// window and longest answer where the built-in table does not know them or
+// knows them wrong.
+
+// ModelLimits are one entry of the models key; a zero field is not set.
+type ModelLimits struct {
+	ContextWindow   int
+	MaxOutputTokens int
+}
+
+// ContextSettings are the context management keys.
+type ContextSettings struct {
+	AutoCompact   *bool   // nil: on
+	AutoCompactAt float64 // 0: not set
+	// Models are the models entries by model id; each entry is whole
+	// from the file of highest precedence that sets it validly.
+	Models map[string]ModelLimits
+}
+
+// maxTokenCount bounds a token count in settings: far above any window.
+const maxTokenCount = 1 << 30
+
+func (l *loader) autoCompact(f File, p strictjson.Path, v *strictjson.Value) {
+	if v.Kind != strictjson.Bool {
+		l.diag(f.Path, p, "expected true or false, found %s; ignored", v.Kind)
+		return
+	}
+	b := v.Bool
+	l.s.Context.AutoCompact = &b
+}
+
+func (l *loader) autoCompactAt(f File, p strictjson.Path, v *strictjson.Value) {
+	if v.Kind != strictjson.Number {
+		l.diag(f.Path, p, "expected a fraction from 0.5 to 0.95, found %s; ignored", v.Kind)
+		return
+	}
+	x, err := strconv.ParseFloat(v.Str, 64)
+	if err != nil || x < 0.5 || x > 0.95 {
+		l.diag(f.Path, p, "must be a fraction from 0.5 to 0.95 (it can only lower the threshold); ignored")
+		return
+	}
+	l.s.Context.AutoCompactAt = x
+}
+
+func (l *loader) models(f File, p strictjson.Path, v *strictjson.Value) {
+	if v.Kind != strictjson.Object {
+		l.diag(f.Path, p, "expected an object {\"MODEL\": {\"contextWindow\": N, \"maxOutputTokens\": N}}, found %s; ignored", v.Kind)
+		return
+	}
+	for _, m := range v.Members {
+		mp := p.Key(m.Key)
+		if m.Key == "" {
+			l.diag(f.Path, mp, "an empty model id; ignored")
+			continue
+		}
+		if m.Value.Kind != strictjson.Object {
+			l.diag(f.Path, mp, "expected an object {\"contextWindow\": N, \"maxOutputTokens\": N}, found %s; ignored", m.Value.Kind)
+			continue
+		}
+		var ml ModelLimits
+		ok := true
+		for _, k := range m.Value.Members {
+			kp := mp.Key(k.Key)
+			var dst *int
+			switch k.Key {
+			case "contextWindow":
+				dst = &ml.ContextWindow
+			case "maxOutputTokens":
+				dst = &ml.MaxOutputTokens
+			default:
+				l.diag(f.Path, kp, "unknown key (known: contextWindow, maxOutputTokens); the entry is ignored")
+				ok = false
+				continue
+			}
+			n, valid := positiveInt(k.Value, maxTokenCount)
+			if !valid {
+				l.diag(f.Path, kp, "must be a whole number of tokens from 1 to 1073741824; the entry is ignored")
+				ok = false
+				continue
+			}
+			*dst = int(n)
+		}
+		if ml.ContextWindow > 0 && ml.MaxOutputTokens >= ml.ContextWindow {
+			l.diag(f.Path, mp, "maxOutputTokens must be smaller than contextWindow; the entry is ignored")
+			ok = false
+		}
+		if !ok {
+			continue
+		}
+		if l.s.Context.Models == nil {
+			l.s.Context.Models = map[string]ModelLimits{}
+		}
+		l.s.Context.Models[m.Key] = ml
+	}
+}
