@@ -91,8 +91,8 @@ func under(p, prefix string) bool { return p == prefix || strings.HasPrefix(p, p
 // direction".
 func allowedImport(from, imp string, std bool) (bool, string) {
 	pure := from == "mcp/jsonrpc" || from == "tui/keys" || from == "tui/screen" || under(from, "internal")
-	if (from == "tui/keys" || from == "tui/screen") && (imp == "os" || imp == "syscall" || imp == "net" || strings.HasPrefix(imp, "net/") || strings.HasPrefix(imp, "os/")) {
-		return false, "tui/keys and tui/screen import no os, syscall or net"
+	if (from == "tui/keys" || from == "tui/screen" || from == "internal/ignore") && (imp == "os" || imp == "syscall" || imp == "net" || strings.HasPrefix(imp, "net/") || strings.HasPrefix(imp, "os/")) {
+		return false, "tui/keys, tui/screen and internal/ignore import no os, syscall or net"
 	}
 	if std {
 		return true, ""
@@ -212,6 +212,12 @@ func TestImportRuleTable(t *testing.T) {
 		{"tui/keys imports no os", "tui/keys", "os", true, false},
 		{"tui/screen imports no net", "tui/screen", "net/http", true, false},
 		{"tui/keys may import the standard library", "tui/keys", "unicode/utf8", true, true},
+		{"internal/ignore imports no os (patterns in, decisions out)", "internal/ignore", "os", true, false},
+		{"internal/ignore imports no syscall", "internal/ignore", "syscall", true, false},
+		{"internal/ignore may import the standard library", "internal/ignore", "strings", true, true},
+		{"internal/search may import internal/ignore", "internal/search", "agent/internal/ignore", false, true},
+		{"internal/search may use syscall (it walks and reads)", "internal/search", "syscall", true, true},
+		{"internal/search imports no tools", "internal/search", "agent/agent/tools", false, false},
 		{"a pure leaf may import strictjson", "tui/keys", "agent/internal/strictjson", false, true},
 		{"a pure leaf imports no other internal package", "tui/keys", "agent/internal/securefile", false, false},
 		{"mcp/jsonrpc may import strictjson", "mcp/jsonrpc", "agent/internal/strictjson", false, true},

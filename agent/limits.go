@@ -241,13 +241,15 @@ func (c *WorkspaceSession) askLocalWindow() {
 			return
 		}
 		var once sync.Once
-		var unsub func()
-		unsub = sess.Subscribe(func(ev Event) {
+		// The first turn may complete before Subscribe returns: the
+		// unsubscribe function reaches the goroutine through a channel.
+		unsubc := make(chan func(), 1)
+		unsubc <- sess.Subscribe(func(ev Event) {
 			if ev.Kind == EventComplete {
 				once.Do(func() {
 					go func() {
 						ask()
-						unsub()
+						(<-unsubc)()
 					}()
 				})
 			}
