@@ -580,6 +580,7 @@ func (s *Session) writeBoundary(b Boundary) {
 	if s.opts.Transcript == nil {
 		return
 	}
+	b.daily = s.dailySnapshot()
 	if err := s.opts.Transcript.WriteBoundary(b); err != nil {
 		s.log.Warn("transcript", "err", err)
 	}

@@ -34,6 +34,9 @@ const (
 	// Hooks (docs/reference/runtime.md, "Hooks").
 	EventHookStatus  EventKind = "hook_status"  // Text: a running hook's statusMessage ("" when the hooks ended)
 	EventHookFailure EventKind = "hook_failure" // Text: a hook that failed (shown to the user, dimmed)
+	// The daily loop (docs/reference/runtime.md, "The todo list", "Bash").
+	EventTodos      EventKind = "todos"       // Todos: the todo list changed
+	EventToolOutput EventKind = "tool_output" // Tool (CallID, Name), Text: the last lines of a running command's output
 )
 
 // Event is one item of a session's event stream.
@@ -55,6 +58,7 @@ type Event struct {
 	Compact    *CompactInfo
 	Result     *TurnResult
 	Err        error
+	Todos      []tools.Todo // EventTodos: the whole list
 }
 
 // ToolEvent describes one tool call.
@@ -74,6 +78,13 @@ type PermissionRequest struct {
 	Target  tools.Target
 	Suggest string
 	Reason  string
+	// Preview is what the call will do (a diff, a new file, a command, a
+	// URL), when the tool can say; nil otherwise.
+	Preview *tools.Preview
+	// Rules are what "allow for this session" and "allow for this
+	// project" record, generalised as a user would write them
+	// (docs/reference/runtime.md, "Permission prompts").
+	Rules []string
 }
 
 // Status is how a turn ended.

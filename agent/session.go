@@ -88,6 +88,12 @@ type SessionOptions struct {
 	// mode and the rules say ("" for most calls): Write and Edit of a
 	// settings file or an approved hook's script.
 	Guard func(spec tools.Spec, t tools.Target) string
+	// TodoWrite offers the TodoWrite tool and keeps its list
+	// (docs/reference/runtime.md, "The todo list").
+	TodoWrite bool
+	// Resumed is the transcript a resumed session continues: its todo
+	// list, checkpoints and usage carry on (History is its conversation).
+	Resumed *Loaded
 }
 
 // Framing is what a session sends before its conversation on every
@@ -156,6 +162,14 @@ type TurnRequest struct {
 	// turn; Prompt holds the user's words on what to keep
 	// (docs/reference/runtime.md, "Context management").
 	Compact bool
+	// Shell makes the turn a shell command the user typed after "!":
+	// Prompt is the command, run by the Bash tool under the permission
+	// rules, its output added to the conversation without a model call
+	// (docs/reference/runtime.md, "Shell commands and mentions").
+	Shell bool
+	// Mentions attaches the files the prompt names as @path (the
+	// terminal UI's composer).
+	Mentions bool
 }
 
 // offers reports whether the turn offers the tool named name.
@@ -194,6 +208,9 @@ type Turn struct {
 	// hookStop: a hook answered "continue": false; the turn ends after
 	// the current step.
 	hookStop bool
+	// denied: the turn's latest tool call did not run (a "!" command's
+	// output joins the conversation only when it ran).
+	denied bool
 }
 
 // Wait returns the turn's result when it ends, or ctx's error.
@@ -244,6 +261,10 @@ type Session struct {
 	// next turn's prompt.
 	notes []string
 
+	td   todoState   // the todo list (todo.go)
+	cp   checkpoints // the checkpoints of /rewind (checkpoint.go)
+	cost costLedger  // usage per turn for /cost (cost.go)
+
 	wake chan struct{}
 	done chan struct{}
 	stop context.CancelFunc
@@ -287,6 +308,7 @@ func NewSession(opts SessionOptions) (*Session, error) {
 		framing: opts.Framing, frame: opts.Framing.messages(),
 		cm: ctxState{limits: opts.Context.Limits, mark: -1},
 	}
+	s.initDaily()
 	go s.loop()
 	return s, nil
 }
@@ -626,6 +648,9 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 	if t.Req.Compact {
 		return s.runCompactTurn(t)
 	}
+	if t.Req.Shell {
+		return s.runShellTurn(t)
+	}
 	ctx := t.ctx
 	res := TurnResult{Turn: t.ID}
 	s.emit(Event{Kind: EventTurnStart, Turn: t.ID, Text: t.Req.display(), From: t.Req.From})
@@ -636,6 +661,9 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 	s.notes = nil
 	s.mu.Unlock()
 	um := userMessage(t.Req)
+	if t.Req.Mentions {
+		s.attachMentions(t, &um)
+	}
 	if len(notes) > 0 {
 		// Results of background tasks that finished since the last turn
 		// reach the model ahead of the prompt.
@@ -657,6 +685,7 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 	}
 	turnMsgs := []providers.Message{um}
 	s.record(t, turnMsgs[0], t.Req)
+	s.openCheckpoint(t)
 	var stops stopState
 
 	finish := func(status Status, err error) TurnResult {
@@ -902,6 +931,9 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 	ev := &ToolEvent{CallID: c.ID, Name: c.Name, Args: c.Arguments}
 	end := func(r tools.Result, denied bool) tools.Result {
 		ev.Result, ev.Denied = &r, denied
+		if t != nil {
+			t.denied = denied
+		}
 		s.emit(Event{Kind: EventToolEnd, Turn: turnID, Tool: ev})
 		return r
 	}
@@ -965,6 +997,11 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 			}
 		}
 	}
+	if v.Decision == Ask && t != nil && t.Req.Shell {
+		// The user typed this command ("!"): their asking is the answer;
+		// a deny rule and plan mode still refuse it.
+		v = Verdict{Decision: Allow}
+	}
 	if v.Decision == Ask {
 		if t == nil {
 			// A direct call comes from outside the session (mcp serve):
@@ -978,7 +1015,7 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 	if v.Decision != Allow {
 		return end(tools.Result{IsError: true, Content: DeniedMessage(spec.Name, v)}, true)
 	}
-	r := tool.Run(ctx, c.Arguments)
+	r := s.execute(ctx, t, tool, target, c)
 	if s.opts.Attach != nil && target.Kind == tools.TargetPath && !r.IsError {
 		// The instruction files of the folders the call reached, once each
 		// (docs/reference/runtime.md, "System prompt and instruction files").
@@ -1081,7 +1118,8 @@ func (s *Session) ask(ctx context.Context, t *Turn, spec tools.Spec, c providers
 		}
 		return v
 	}
-	req := PermissionRequest{Tool: spec.Name, Args: c.Arguments, Target: target, Suggest: v.Suggest, Reason: v.Reason}
+	req := PermissionRequest{Tool: spec.Name, Args: c.Arguments, Target: target, Suggest: v.Suggest, Reason: v.Reason,
+		Preview: s.preview(c), Rules: s.answerRules(spec, target, v)}
 	s.emit(Event{Kind: EventPermission, Turn: t.ID, Permission: &req})
 	s.notify("permission_prompt", "agent needs your permission to use "+spec.Name)
 	ans, err := s.opts.Prompter.AskPermission(ctx, req)
@@ -1097,21 +1135,25 @@ func (s *Session) ask(ctx context.Context, t *Turn, spec tools.Spec, c providers
 	case AllowOnce:
 		v.Decision = Allow
 	case AllowSession, AllowProject:
-		rule, err := config.ParseRule(v.Suggest)
-		if err != nil {
-			v.Decision = Allow // the answer stands for this call
-			break
-		}
-		if s.opts.Permissions != nil {
-			s.opts.Permissions.AllowForSession(rule)
-		}
-		if ans == AllowProject {
-			persist := s.opts.PersistRule
-			if persist == nil {
-				persist = func(r config.Rule) error { return AllowForProject(s.opts.Workspace, r) }
+		// The rules as the prompt showed them: generalised as a user
+		// would write them (docs/reference/runtime.md, "Permission
+		// prompts").
+		for _, text := range req.Rules {
+			rule, err := config.ParseRule(text)
+			if err != nil {
+				continue // the answer stands for this call
 			}
-			if err := persist(rule); err != nil {
-				s.emit(Event{Kind: EventBackground, Turn: t.ID, Text: fmt.Sprintf("could not save the rule %s: %v (allowed for this session only)", rule, err)})
+			if s.opts.Permissions != nil {
+				s.opts.Permissions.AllowForSession(rule)
+			}
+			if ans == AllowProject {
+				persist := s.opts.PersistRule
+				if persist == nil {
+					persist = func(r config.Rule) error { return AllowForProject(s.opts.Workspace, r) }
+				}
+				if err := persist(rule); err != nil {
+					s.emit(Event{Kind: EventBackground, Turn: t.ID, Text: fmt.Sprintf("could not save the rule %s: %v (allowed for this session only)", rule, err)})
+				}
 			}
 		}
 		v.Decision = Allow

@@ -305,9 +305,10 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 		Permissions: checker, Prompter: opts.Prompter,
 		Hooks: c.Hooks, Guard: c.guard, StartSource: startSource(opts),
 		Workspace: ws, Transcript: c.transcript, TurnsBefore: turns,
+		TodoWrite: true,
 	}
 	if c.Resumed != nil {
-		so.History = c.Resumed.History
+		so.History, so.Resumed = c.Resumed.History, c.Resumed
 	}
 	c.Session, err = NewSession(so)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"agent/agent/compact"
+	"agent/agent/tools"
 	"agent/config"
 	"agent/internal/quote"
 	"agent/internal/securefile"
@@ -31,6 +32,10 @@ import (
 //	{"type":"turn", "turn", "status", "stopReason", "error", "usage"}
 //	{"type":"compact", "trigger", "tokensBefore", "tokensAfter", "durationMs", "turns", "usage", "messages":[...]}
 //	{"type":"clear", "trigger", "tokensBefore", "tokensAfter", "durationMs", "ids":[...]}
+//	{"type":"todos", "todos":[...]}
+//	{"type":"checkpoint", "turn", "time", "prompt"}
+//	{"type":"file", "turn", "path", "before", "existed", "notSaved", "after", "added", "removed"}
+//	{"type":"restore", "checkpoint", "files":{...}}
 //
 // A message is written as soon as it is complete, so a crash loses at most
 // the message being streamed.
@@ -50,6 +55,11 @@ type Header struct {
 	Workspace string    `json:"workspace"`
 	Provider  string    `json:"provider,omitempty"`
 	Model     string    `json:"model,omitempty"`
+	// ForkedFrom and ForkedAt name the session and checkpoint a rewound
+	// conversation was forked from (docs/reference/runtime.md,
+	// "Checkpoints and /rewind").
+	ForkedFrom string `json:"forkedFrom,omitempty"`
+	ForkedAt   int    `json:"forkedAt,omitempty"`
 }
 
 type partRecord struct {
@@ -80,6 +90,9 @@ type record struct {
 	StopReason  string       `json:"stopReason,omitempty"`
 	Error       string       `json:"error,omitempty"`
 	IDs         []string     `json:"ids,omitempty"` // a "clear" record's calls
+	// A turn's record: the provider and model it ran with (/cost).
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
 }
 
 // usageRecord is a model call's usage (an answer's record) or a turn's
@@ -91,6 +104,10 @@ type usageRecord struct {
 	CacheRead  int `json:"cacheRead,omitempty"`
 	CacheWrite int `json:"cacheWrite,omitempty"`
 	Reasoning  int `json:"reasoning,omitempty"`
+}
+
+func (u *usageRecord) usage() providers.Usage {
+	return providers.Usage{InputTokens: u.Input, OutputTokens: u.Output, CacheReadTokens: u.CacheRead, CacheWriteTokens: u.CacheWrite, ReasoningTokens: u.Reasoning}
 }
 
 func newUsageRecord(u providers.Usage) *usageRecord {
@@ -273,10 +290,13 @@ func (s *Session) recordEnd(t *Turn, res TurnResult) {
 	if s.opts.Transcript == nil {
 		return
 	}
-	r := record{Type: "turn", Turn: t.ID, Status: string(res.Status), StopReason: res.StopReason, Usage: newUsageRecord(res.Usage)}
+	provider, model := s.Model()
+	r := record{Type: "turn", Turn: t.ID, Status: string(res.Status), StopReason: res.StopReason, Usage: newUsageRecord(res.Usage),
+		Provider: provider, Model: model}
 	if res.Err != nil {
 		r.Error = res.Err.Error()
 	}
+	s.cost.add(TurnCost{Turn: t.ID, Provider: provider, Model: model, Usage: res.Usage})
 	s.opts.Transcript.write(r)
 	s.opts.Transcript.mu.Lock()
 	if s.opts.Transcript.f != nil {
@@ -298,6 +318,10 @@ type Loaded struct {
 	Boundary *Boundary
 	// Notes say what reading passed over (a damaged compaction record).
 	Notes []string
+	// Todos is the todo list as last recorded.
+	Todos []tools.Todo
+
+	daily dailyLoaded // checkpoints and usage (daily.go)
 }
 
 // LoadedMessage is one message with where it came from.
@@ -324,6 +348,7 @@ func readTranscript(r io.Reader, path string, start *boundaryStart) (*Loaded, er
 		}
 		l.Messages = append(l.Messages, start.history...)
 		l.Turns = start.turns
+		l.startDaily(start.daily)
 		line = 1 // the header is read; lines count from the boundary on
 	}
 	for sc.Scan() {
@@ -357,8 +382,13 @@ func readTranscript(r io.Reader, path string, start *boundaryStart) (*Loaded, er
 			l.Messages = append(l.Messages, LoadedMessage{Turn: rec.Turn, Message: providers.Message{Role: providers.Role(rec.Role), Content: parts}, From: rec.From, ClaimedName: rec.ClaimedName})
 		case "turn":
 			status[rec.Turn] = Status(rec.Status)
+			if u := rec.Usage; u != nil {
+				l.daily.costs.add(TurnCost{Turn: rec.Turn, Provider: rec.Provider, Model: rec.Model, Usage: u.usage()})
+			}
 		case "clear":
 			clearLoaded(l.Messages, rec.IDs)
+		default:
+			l.readDaily(rec.Type, sc.Bytes())
 		}
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) {

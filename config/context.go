@@ -25,6 +25,9 @@ type ContextSettings struct {
 	// Models are the models entries by model id; each entry is whole
 	// from the file of highest precedence that sets it validly.
 	Models map[string]ModelLimits
+	// Prices are the modelPrices entries by model id (prices.go), whole
+	// from the file of highest precedence that sets them validly.
+	Prices map[string]ModelPrice
 }
 
 // maxTokenCount bounds a token count in settings: far above any window.

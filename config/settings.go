@@ -295,6 +295,8 @@ func (l *loader) file(f File, root *strictjson.Value) {
 			l.autoCompactAt(f, p, m.Value)
 		case "models":
 			l.models(f, p, m.Value)
+		case "modelPrices":
+			l.modelPrices(f, p, m.Value)
 		case "hooks":
 			l.hooks(f, p, m.Value)
 		case "disableAllHooks":

@@ -84,7 +84,7 @@ func (t *bashTool) Run(ctx context.Context, args json.RawMessage) Result {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = pipeGrace
-	out := &outputCapture{keep: t.lim.Output / 2}
+	out := &outputCapture{keep: t.lim.Output / 2, live: outputSink(ctx)}
 	cmd.Stdout, cmd.Stderr = out, out
 	start := time.Now()
 	err := cmd.Run()
@@ -132,11 +132,15 @@ type outputCapture struct {
 	head  []byte
 	tail  []byte
 	total int64
+	live  func([]byte) // the runtime's view of the output as it comes; may be nil
 }
 
 func (c *outputCapture) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.live != nil {
+		c.live(p)
+	}
 	c.total += int64(len(p))
 	n := len(p)
 	if room := c.keep - len(c.head); room > 0 {
