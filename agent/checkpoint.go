@@ -37,9 +37,9 @@ const (
 // Checkpoint is the state before one user prompt: what the following
 // turn's Write and Edit calls changed.
 type Checkpoint struct {
-	Turn   int    `json:"n"` // the turn's number: what `agent session rewind` takes
-	TurnID string `json:"turn"`
-	Prompt string `json:"prompt"` // as the user typed it
+	Turn   int          `json:"n"` // the turn's number: what `agent session rewind` takes
+	TurnID string       `json:"turn"`
+	Prompt string       `json:"prompt"` // as the user typed it
 	Time   time.Time    `json:"time"`
 	Files  []FileChange `json:"files,omitempty"` // in the order of their first change
 }
