@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -158,6 +160,20 @@ func commandRunner(home string, live func() (*agent.WorkspaceSession, *eventEndp
 			}
 			_, err = turn.Wait(ctx)
 			return "", err
+		case "/todos":
+			if c == nil {
+				return "", errors.New("the session has not started")
+			}
+			return c.Session.TodosCommand(), nil
+		case "/cost":
+			if c == nil {
+				return "", errors.New("the session has not started")
+			}
+			return c.CostReport(), nil
+		case "/rewind":
+			// The terminal UI runs /rewind itself; plain line mode has no
+			// menus (docs/reference/cli.md, "In-session commands").
+			return "", errors.New("needs the terminal UI; 'agent session rewind ID CHECKPOINT' rewinds a stored session")
 		case "/keybindings":
 			path, created, err := keymap.Create(home)
 			if err != nil {
@@ -264,6 +280,7 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 		NoColor:  e.getenv("NO_COLOR") != "",
 		Commands: commandRunner(e.home, u.live.get),
 		Hooks:    u.hooks(), UI: ui,
+		Editor: func(ctx context.Context, cmd *exec.Cmd) error { return runEditor(tty, cmd) },
 	})
 	defer u.app.Close()
 	if err := u.askTrust(ctx); err != nil {
@@ -324,6 +341,9 @@ func (u *interactiveUI) hooks() tui.Hooks {
 		SaveUI:          func(ui tui.UISettings) error { return tui.SaveUISettings(u.e.home, ui) },
 		Transports:      u.transports,
 		Attach:          u.attach,
+		Todos:           u.todos,
+		Checkpoints:     u.checkpoints,
+		Rewind:          u.rewind,
 	}
 }
 
@@ -483,7 +503,11 @@ func userPrompts(l *agent.Loaded) []string {
 			continue
 		}
 		for _, p := range m.Message.Content {
-			if t, ok := p.(providers.Text); ok && t.Text != "" {
+			if t, ok := p.(providers.Text); ok && t.Text != "" && !agent.IsAttachment(t.Text) {
+				if cmd, ok := agent.ShellCommandOf(t.Text); ok {
+					out = append(out, "!"+cmd) // as typed
+					continue
+				}
 				out = append(out, t.Text)
 			}
 		}
@@ -498,6 +522,16 @@ func replay(l *agent.Loaded) []tui.ReplayMessage {
 		for _, p := range m.Message.Content {
 			switch p := p.(type) {
 			case providers.Text:
+				if agent.IsAttachment(p.Text) {
+					continue // an @ mention's file: the prompt names it
+				}
+				if cmd, ok := agent.ShellCommandOf(p.Text); ok {
+					// A "!" command: as typed, then the Bash call it ran.
+					args, _ := json.Marshal(map[string]string{"command": cmd})
+					out = append(out, tui.ReplayMessage{Turn: m.Turn, User: true, Text: "!" + cmd},
+						tui.ReplayMessage{Turn: m.Turn, Tool: "Bash", ToolArgs: args})
+					continue
+				}
 				out = append(out, tui.ReplayMessage{Turn: m.Turn, User: m.Message.Role == providers.RoleUser, From: m.From, Text: p.Text})
 			case providers.ToolCall:
 				out = append(out, tui.ReplayMessage{Turn: m.Turn, Tool: p.Name, ToolArgs: p.Arguments})

@@ -54,6 +54,8 @@ func commands() []*command {
 		sessionStartCommand(),
 		sessionListCommand(),
 		sessionStopCommand(),
+		sessionCheckpointsCommand(),
+		sessionRewindCommand(),
 		sessionEventsListCommand(),
 		sessionEventsRevokeCommand(),
 		keybindingsCheckCommand(),
@@ -177,7 +179,7 @@ func findCommand(args []string) (*command, []string) {
 var groups = map[string]string{
 	"mcp":         "MCP servers: status, sign-in, serving",
 	"keybindings": "the keybindings overrides file",
-	"session":     "background sessions",
+	"session":     "background and stored sessions",
 	"hooks":       "hooks and their approval",
 }
 

@@ -374,6 +374,8 @@ type RestoreReport struct {
 	// Unrestorable could not be restored: the content was not saved, or
 	// its saved copy is missing or damaged.
 	Unrestorable []Unrestorable
+	// Unchanged were already as at the checkpoint.
+	Unchanged []string
 }
 
 // Conflict is a file a restore left alone; Diff is from the content the
@@ -408,7 +410,11 @@ func (r RestoreReport) Text() string {
 			}
 		}
 	}
-	if b.Len() == 0 {
+	switch {
+	case b.Len() > 0:
+	case len(r.Unchanged) > 0:
+		b.WriteString("The files are already as they were at the checkpoint.\n")
+	default:
 		b.WriteString("No file was changed by Write or Edit since the checkpoint.\n")
 	}
 	return b.String()
@@ -452,6 +458,10 @@ func restoreCode(dir, ws string, x *checkpointIndex, n int) (RestoreReport, map[
 		}
 		content, why := savedContent(dir, f)
 		cur := hashFile(f.Path)
+		if f.Existed && f.Before != "" && cur == f.Before || !f.Existed && cur == "" {
+			rep.Unchanged = append(rep.Unchanged, name)
+			continue
+		}
 		if cur != want {
 			c := Conflict{Path: name}
 			if why == "" {

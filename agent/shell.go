@@ -27,6 +27,17 @@ func UserPrompt(text string) TurnRequest {
 // shellLead opens the message that carries a shell command's output.
 const shellLead = "[The user ran a shell command in the workspace; its output follows.]"
 
+// ShellCommandOf returns the command of a user message that carries a
+// "!" command's output, for replays and the prompt history.
+func ShellCommandOf(text string) (string, bool) {
+	rest, ok := strings.CutPrefix(text, shellLead+"\n$ ")
+	if !ok {
+		return "", false
+	}
+	cmd, _, _ := strings.Cut(rest, "\n")
+	return cmd, true
+}
+
 // runShellTurn runs a "!" command and adds its output to the conversation.
 func (s *Session) runShellTurn(t *Turn) TurnResult {
 	res := TurnResult{Turn: t.ID}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,7 +43,7 @@ func FromAgent(s *agent.Session) Session { return agentSession{s} }
 type agentSession struct{ s *agent.Session }
 
 func (a agentSession) Submit(p string) (string, error) {
-	t, err := a.s.Submit(agent.TurnRequest{Prompt: p})
+	t, err := a.s.Submit(agent.UserPrompt(p)) // "!" commands, @path mentions
 	if err != nil {
 		return "", err
 	}
@@ -92,6 +93,10 @@ type Options struct {
 	Hooks Hooks
 	// UI is the theme and toggles at start (LoadUISettings).
 	UI UISettings
+	// Editor runs the editor of Ctrl+G with the terminal to itself
+	// (stdio on the terminal, its modes restored, then raw again); nil
+	// runs it without a terminal (editor.go).
+	Editor func(ctx context.Context, cmd *exec.Cmd) error
 }
 
 // CommandRunner runs a slash command line given its words ("/mcp",
@@ -138,6 +143,11 @@ type App struct {
 	cmdCtx    context.Context
 	cmdCancel context.CancelFunc
 	cmdWG     sync.WaitGroup
+
+	// Input reading pauses while the editor has the terminal (editor.go).
+	inPaused atomic.Bool
+	inParked chan struct{}
+	inResume chan struct{}
 }
 
 // New returns an App over the terminal. It writes nothing until Confirm
@@ -157,6 +167,8 @@ func New(opts Options) *App {
 		inErr:    make(chan error, 1),
 		wake:     make(chan struct{}, 1),
 		reqs:     make(chan func(), 16),
+		inParked: make(chan struct{}, 1),
+		inResume: make(chan struct{}, 1),
 	}
 	a.cmdCtx, a.cmdCancel = context.WithCancel(context.Background())
 	a.st = newState(opts.Keymap, a.now)
@@ -164,6 +176,7 @@ func New(opts Options) *App {
 	a.st.commands = opts.Commands
 	a.st.applyUI(opts.UI)
 	a.st.spawn = a.spawn
+	a.st.editPrompt = a.editPrompt
 	for _, n := range opts.Notices {
 		a.st.notice(n)
 	}
@@ -231,6 +244,9 @@ func (a *App) readInput() {
 		// after our own deadline change, cannot miss it.
 		if a.stopped.Load() {
 			return
+		}
+		if a.inputPaused() {
+			continue
 		}
 		n, err := a.opts.Terminal.Read(buf)
 		evs = evs[:0]
@@ -462,6 +478,9 @@ func (a *App) Run(ctx context.Context, s Session, status Status, prompt string) 
 	a.st.session = s
 	a.st.status = status
 	a.st.runCommand = a.runCommand
+	if a.st.hooks.Todos != nil {
+		a.st.daily.todos = a.st.hooks.Todos() // a resumed session's list
+	}
 	// The main session stays subscribed while a background session is
 	// shown: its events wait in held (bounded) and are applied on the
 	// way back, so nothing it did meanwhile is lost.

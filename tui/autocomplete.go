@@ -43,6 +43,9 @@ var slashCommands = []slashCommand{
 	{"/settings", "serving transports on and off", false},
 	{"/theme", "theme, syntax highlighting, motion", false},
 	{"/clear", "start a new conversation (the old one stays for /resume)", false},
+	{"/todos", "the todo list of this session", false},
+	{"/rewind", "go back to a checkpoint: code, conversation or both", false},
+	{"/cost", "tokens and cost per turn and in total", false},
 	{"/exit", "end the session", false},
 }
 
@@ -62,6 +65,9 @@ type autocomplete struct {
 	matches   []slashCommand
 	sel       int
 	dismissed bool
+	// pick, when set, accepts a match in place of the slash-command
+	// behaviour (the @path menu, mention.go).
+	pick func(s *state, c slashCommand)
 }
 
 // newAutocomplete recomputes the menu for the composer's text, keeping
@@ -102,6 +108,10 @@ func (s *state) autocompleteAction(a keys.Action) {
 		ac.dismissed = true
 	case keys.ActAccept, keys.ActExecute:
 		c := ac.matches[ac.sel]
+		if ac.pick != nil {
+			ac.pick(s, c)
+			return
+		}
 		if a == keys.ActAccept || c.args {
 			text := c.text
 			if c.args {

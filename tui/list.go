@@ -180,7 +180,7 @@ func (s *state) listLines(l *listScreen, w, rows int) ([]screen.Line, int, int) 
 	ls := []screen.Line{{{Text: strings.Repeat("─", w), Style: s.th.dim}}}
 	ls = append(ls, truncLine(screen.Line{{Text: screen.SanitizeLine(l.title), Style: s.th.title}}, w))
 	if l.note != "" {
-		ls = append(ls, truncLine(screen.Line{{Text: "  " + screen.SanitizeLine(l.note), Style: s.th.notice}}, w))
+		ls = append(ls, indent(screen.Wrap(l.note, max(w-2, 1), s.th.notice))...)
 	}
 	curRow, curCol := -1, 0
 	if l.search {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"agent/agent"
+	"agent/agent/tools"
 	"agent/config"
 	"agent/tui/keys"
 )
@@ -100,6 +101,11 @@ type Hooks struct {
 	Attach     func(ctx context.Context, id string) (Session, Status, error)
 	// SaveUI persists the theme picker's choice (~/.agent/tui.json).
 	SaveUI func(UISettings) error
+	// Todos is the session's todo list (a resumed session's shows at
+	// once); Checkpoints and Rewind serve /rewind (rewind.go).
+	Todos       func() []tools.Todo
+	Checkpoints func() []agent.Checkpoint
+	Rewind      func(ctx context.Context, req RewindRequest) (RewindResult, error)
 }
 
 // async runs fn off the UI loop and applies its result on the loop.
@@ -177,6 +183,10 @@ func (s *state) switchTo(sw Switched) {
 	s.closeAll()
 	for _, m := range sw.Messages {
 		s.replay(m)
+	}
+	s.daily.todos = nil
+	if s.hooks.Todos != nil {
+		s.daily.todos = s.hooks.Todos()
 	}
 	s.notice("Resumed the session " + sw.Status.SessionID + ".")
 }

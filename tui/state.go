@@ -59,6 +59,10 @@ type toolEntry struct {
 	done, isError      bool
 	denied             bool
 	content, display   string
+	// While it runs: when it started and its output's last lines.
+	started   time.Time
+	live      string
+	shownSecs time.Duration // the elapsed seconds last laid out
 }
 
 func (e *entry) changed() { e.cacheOK = false }
@@ -71,6 +75,11 @@ type permPrompt struct {
 	reply chan agent.Answer
 	ctx   context.Context
 	sel   int
+	// The preview's lines at bodyW and how far they are scrolled
+	// (permview.go).
+	scroll int
+	body   []screen.Line
+	bodyW  int
 }
 
 var permChoices = []struct {
@@ -157,6 +166,11 @@ type state struct {
 
 	th uiTheme
 	ui UISettings
+	// daily is the todo list, @path completion and the editor (daily.go).
+	daily dailyUI
+	// editPrompt runs the editor of Ctrl+G on the text (App.editPrompt);
+	// nil where there is no terminal to hand over.
+	editPrompt func(command, text string)
 	// main is the main session while a background one is attached.
 	main *attached
 
@@ -226,6 +240,9 @@ var ctrlC = keys.Stroke{Key: 'c', Mod: keys.ModCtrl}
 // keymap of the contexts in focus, then typing.
 func (s *state) key(ev keys.Event) {
 	s.dirty = true
+	if s.daily.editing {
+		return // keys read before the editor took the terminal
+	}
 	now := s.now()
 	if ev.Stroke == ctrlC {
 		s.interrupt(now)
@@ -290,6 +307,8 @@ func (s *state) unbound(ev keys.Event) {
 			s.textPrompt.buf = append(s.textPrompt.buf, ev.Rune)
 		}
 		return
+	case s.perm != nil && s.permScroll(ev):
+		return
 	case s.perm != nil || s.confirm != nil:
 		return
 	case len(s.screens) > 0:
@@ -313,6 +332,8 @@ func (s *state) unbound(ev keys.Event) {
 	case keys.Stroke{Key: keys.KeyEnter, Mod: keys.ModAlt}, keys.Stroke{Key: keys.KeyEnter, Mod: keys.ModShift}:
 		s.comp.insert("\n") // a line break in the prompt
 		s.composerChanged()
+	case editorKey:
+		s.openEditor()
 	}
 }
 
@@ -338,7 +359,11 @@ func (s *state) paste(text string) {
 }
 
 func (s *state) composerChanged() {
+	prev := s.ac
 	s.ac = newAutocomplete(s.comp.text(), s.ac)
+	if s.ac == nil {
+		s.ac = s.mentionMenu(prev) // @path completion (mention.go)
+	}
 }
 
 // action runs a bound action of a context.
@@ -589,7 +614,7 @@ func (s *state) event(ev agent.Event) {
 	case agent.EventToolStart:
 		s.finishStreaming()
 		t := ev.Tool
-		s.entries = append(s.entries, &entry{kind: entTool, turn: ev.Turn, tool: &toolEntry{callID: t.CallID, name: t.Name, args: argSummary(t.Args)}})
+		s.entries = append(s.entries, &entry{kind: entTool, turn: ev.Turn, tool: &toolEntry{callID: t.CallID, name: t.Name, args: argSummary(t.Args), started: s.now()}})
 	case agent.EventToolEnd:
 		for i := len(s.entries) - 1; i >= 0; i-- {
 			e := s.entries[i]
@@ -675,6 +700,10 @@ func (s *state) event(ev agent.Event) {
 		s.endTurn()
 	case agent.EventBackground:
 		s.notice(ev.Text)
+	case agent.EventTodos:
+		s.daily.todos = ev.Todos
+	case agent.EventToolOutput:
+		s.toolOutput(ev)
 	}
 }
 
@@ -760,6 +789,7 @@ func (s *state) tick(now time.Time) {
 		s.hint = ""
 		s.dirty = true
 	}
+	s.refreshRunning(now)
 }
 
 // command runs a slash command typed in the composer.
@@ -789,6 +819,8 @@ func (s *state) command(line string) {
 		s.openTransports()
 	case "/theme":
 		s.openTheme()
+	case "/rewind":
+		s.openRewind()
 	case "/mcp":
 		if len(words) == 2 && words[1] == "approve" && s.hooks.PendingMCP != nil {
 			s.openMCPApprove()

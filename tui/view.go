@@ -36,7 +36,7 @@ func (s *state) view(f *screen.Frame) {
 	cursorRow, cursorCol := -1, 0
 	switch {
 	case s.perm != nil:
-		bottom = s.permLines(w)
+		bottom = s.permLines(w, max(y, 1))
 	case s.confirm != nil:
 		bottom = s.confirmLines(w)
 	case s.textPrompt != nil:
@@ -46,7 +46,7 @@ func (s *state) view(f *screen.Frame) {
 	default:
 		var comp []screen.Line
 		comp, cursorRow, cursorCol = s.composerLines(w, max(h/3, 1))
-		bottom = append(s.queuedLines(w), comp...)
+		bottom = append(append(s.todoLines(w), s.queuedLines(w)...), comp...)
 		cursorRow += len(bottom) - len(comp)
 	}
 	// The prompt area takes what it needs up to all but one row.
@@ -236,7 +236,7 @@ func (e *entry) toolLines(w int, s *state) []screen.Line {
 	inner := max(w-4, 1)
 	switch {
 	case !t.done:
-		ls = append(ls, screen.Line{{Text: "  ⎿ running…", Style: s.th.dim}})
+		ls = append(ls, s.runningLines(t, inner)...)
 	case t.denied:
 		ls = append(ls, screen.Line{{Text: "  ⎿ ", Style: s.th.dim}, {Text: screen.TruncateEllipsis(screen.SanitizeLine(firstLine(t.content)), inner), Style: s.th.err}})
 	case t.display != "":
@@ -388,36 +388,6 @@ func (s *state) menuLines(w int) []screen.Line {
 	return ls
 }
 
-func (s *state) permLines(w int) []screen.Line {
-	p := s.perm
-	inner := max(w-2, 1)
-	ls := []screen.Line{
-		{{Text: strings.Repeat("─", w), Style: s.th.dim}},
-		truncLine(screen.Line{{Text: "Allow ", Style: s.th.title}, {Text: screen.SanitizeLine(p.req.Tool), Style: s.th.toolName}, {Text: "?", Style: s.th.title}}, w),
-	}
-	args := screen.Wrap(argSummary(p.req.Args), inner, screen.Style{})
-	if len(args) > 6 {
-		args = append(args[:6], screen.Line{{Text: "…", Style: s.th.dim}})
-	}
-	ls = append(ls, prefixed("  ", "  ", screen.Style{}, args)...)
-	if p.req.Reason != "" {
-		ls = append(ls, truncLine(screen.Line{{Text: "  " + screen.SanitizeLine(p.req.Reason), Style: s.th.dim}}, w))
-	}
-	for i, c := range permChoices {
-		label := c.label
-		if (i == 1 || i == 2) && p.req.Suggest != "" { // the answers that record a rule
-			label += " (" + screen.SanitizeLine(p.req.Suggest) + ")"
-		}
-		st := screen.Style{}
-		mark := "  "
-		if i == p.sel {
-			st, mark = s.th.selected, "› "
-		}
-		ls = append(ls, truncLine(screen.Line{{Text: mark}, {Text: fmt.Sprintf("%d. %s", i+1, label), Style: st}}, w))
-	}
-	return ls
-}
-
 func (s *state) confirmLines(w int) []screen.Line {
 	c := s.confirm
 	ls := []screen.Line{{{Text: strings.Repeat("─", w), Style: s.th.dim}}}
@@ -484,6 +454,9 @@ func (s *state) drawStatus(f *screen.Frame, y int) {
 			sp = "…" // reduced motion: no animation (the theme-picker toggle; docs/reference/keybindings.md, "Contexts")
 		}
 		right = sp + " thinking "
+		if a := s.activeForm(); a != "" {
+			right = sp + " " + screen.TruncateEllipsis(screen.SanitizeLine(a), 40) + " "
+		}
 		if s.compacting != nil {
 			right = sp + " compacting "
 		}
