@@ -151,7 +151,7 @@ func TestE2ETerminalShellAndRewind(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.Work, "plan.txt")); err == nil {
 		t.Fatal("plan.txt was not removed")
 	}
-	m.Write([]byte("\r")) // the prompt is back in the composer: send it again
+	m.Write([]byte("\r"))  // the prompt is back in the composer: send it again
 	out.waitFor(t, "fork") // the answer streams: its words may come in separate frames
 	last := string(srv.Requests()[len(srv.Requests())-1])
 	if !strings.Contains(last, "hi from the file") || strings.Count(last, "write the plan") != 1 || strings.Contains(last, "planned it") {
