@@ -51,11 +51,13 @@ func (l *liveOutput) write(p []byte) {
 			l.tail = append(l.tail[:0], l.tail[len(l.tail)-liveTail:]...)
 		}
 	}
+	if l.timer != nil {
+		l.mu.Unlock()
+		return // a view is due: it will show this too
+	}
 	now := time.Now()
 	if wait := liveEvery - now.Sub(l.last); wait > 0 {
-		if l.timer == nil {
-			l.timer = time.AfterFunc(wait, l.flush)
-		}
+		l.timer = time.AfterFunc(wait, l.flush)
 		l.mu.Unlock()
 		return
 	}

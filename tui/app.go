@@ -314,6 +314,16 @@ func (a *App) observe(ev agent.Event) {
 			return
 		}
 	}
+	if n := len(a.pending); n > 0 && ev.Kind == agent.EventToolOutput {
+		// A command's view replaces the one still waiting: what is kept
+		// is the visible tail, however fast the command prints.
+		if last := &a.pending[n-1]; last.Kind == ev.Kind && last.Tool != nil && ev.Tool != nil && last.Tool.CallID == ev.Tool.CallID {
+			*last = ev
+			a.mu.Unlock()
+			a.poke()
+			return
+		}
+	}
 	a.pending = append(a.pending, ev)
 	a.mu.Unlock()
 	a.poke()
