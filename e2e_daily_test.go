@@ -95,16 +95,17 @@ func TestE2ESessionRewind(t *testing.T) {
 	}
 }
 
-// /todos and /cost in plain line mode; /rewind says it needs the terminal UI.
+// /todos, /cost and a "!" command in plain line mode; /rewind says it
+// needs the terminal UI.
 func TestE2ETodosAndCost(t *testing.T) {
 	s, _ := printSandbox(t,
 		toolCall("c1", "TodoWrite", `{"todos":[{"content":"Read the code","status":"completed","activeForm":"Reading"},{"content":"Fix it","status":"in_progress","activeForm":"Fixing it"}]}`),
 		fakemodel.Reply{Text: "planned", InputTokens: 1200, OutputTokens: 30},
 	)
 	s.write("~/.agent/settings.json", strings.Replace(s.read(filepath.Join(s.Home, ".agent", "settings.json")), `"providers"`, `"modelPrices": {"fake-model": {"input": 2, "output": 10}}, "providers"`, 1))
-	r := s.run("/todos\n/cost\n/rewind\n", "plan the fix")
+	r := s.run("/todos\n/cost\n/rewind\n!echo from-the-shell\n", "plan the fix")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "[x] Read the code\n[>] Fix it\n") || !strings.Contains(r.Stdout, "local/fake-model") ||
-		!strings.Contains(r.Stdout, "$0.0027") || !strings.Contains(r.Stderr, "needs the terminal UI") {
+		!strings.Contains(r.Stdout, "$0.0027") || !strings.Contains(r.Stderr, "needs the terminal UI") || !strings.HasSuffix(r.Stdout, "from-the-shell\n") {
 		t.Fatalf("%+v", r)
 	}
 }

@@ -121,19 +121,21 @@ func commandPrefix(seg string) (string, bool) {
 }
 
 // shellWords returns the spans of a simple command's first n words,
-// honouring quotes and backslashes; a redirection ends the words.
+// honouring quotes and backslashes; a redirection ends the words. Words
+// are split at spaces only, as a prefix rule's "PREFIX *" matches them (a
+// tab stays inside a word, which keeps the rule narrow).
 func shellWords(s string, n int) [][2]int {
 	var out [][2]int
 	i := 0
 	for len(out) < n {
-		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		for i < len(s) && s[i] == ' ' {
 			i++
 		}
 		if i >= len(s) || s[i] == '<' || s[i] == '>' {
 			break
 		}
 		start := i
-		for i < len(s) && s[i] != ' ' && s[i] != '\t' {
+		for i < len(s) && s[i] != ' ' {
 			switch s[i] {
 			case '\\':
 				i++

@@ -24,6 +24,10 @@ func UserPrompt(text string) TurnRequest {
 	return TurnRequest{Prompt: text, Mentions: true}
 }
 
+// StopShell is the stop reason of a "!" command's turn: no model ran, and
+// the result's text is the command's output.
+const StopShell = "shell"
+
 // shellLead opens the message that carries a shell command's output.
 const shellLead = "[The user ran a shell command in the workspace; its output follows.]"
 
@@ -45,6 +49,9 @@ func (s *Session) runShellTurn(t *Turn) TurnResult {
 	s.openCheckpoint(t)
 	end := func(status Status) TurnResult {
 		res.Status = status
+		if res.StopReason == "" {
+			res.StopReason = StopShell
+		}
 		s.recordEnd(t, res)
 		kind := map[Status]EventKind{StatusComplete: EventComplete, StatusInterrupted: EventInterrupted}[status]
 		s.emit(Event{Kind: kind, Turn: t.ID, Result: &res})

@@ -92,6 +92,9 @@ type plain struct {
 	ends    map[string]chan agent.Event
 	ended   map[string]agent.Event // ends that came before their waiter
 	midLine bool
+	// texted: the running turn's answer streamed; a "!" command's turn,
+	// which streams none, prints its output when it ends.
+	texted bool
 }
 
 // observe prints as events arrive (from the session's goroutine, in
@@ -100,7 +103,10 @@ func (p *plain) observe(ev agent.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch ev.Kind {
+	case agent.EventTurnStart:
+		p.texted = false
 	case agent.EventText:
+		p.texted = true
 		t := screen.Sanitize(ev.Text)
 		io.WriteString(p.opts.Out, t)
 		if t != "" {
@@ -121,6 +127,11 @@ func (p *plain) observe(ev agent.Event) {
 	case agent.EventCompact:
 		fmt.Fprintf(p.opts.Err, "agent: %s\n", screen.SanitizeLine(ev.Compact.Line()))
 	case agent.EventComplete, agent.EventInterrupted, agent.EventError, agent.EventCancelled:
+		if r := ev.Result; r != nil && !p.texted && r.StopReason == agent.StopShell {
+			t := screen.Sanitize(r.Text)
+			io.WriteString(p.opts.Out, t)
+			p.midLine = !strings.HasSuffix(t, "\n")
+		}
 		if p.midLine {
 			io.WriteString(p.opts.Out, "\n")
 			p.midLine = false

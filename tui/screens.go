@@ -660,6 +660,7 @@ func (s *state) attach(sess Session, st Status) {
 	}
 	s.session, s.status = sess, st
 	s.entries, s.scroll, s.queued, s.busy, s.turn, s.recovery = nil, 0, nil, false, "", ""
+	s.daily.todos = nil // the attached session's come with its events
 	s.notice("Attached to the background session " + st.SessionID + ". Ctrl+B switches back.")
 }
 
@@ -677,6 +678,10 @@ func (s *state) backToMain() {
 	}
 	s.session, s.status, s.entries = m.session, m.status, m.entries
 	s.scroll, s.queued, s.busy, s.turn, s.recovery = 0, m.queued, m.busy, m.turn, m.recovery
+	s.daily.todos = nil
+	if s.hooks.Todos != nil {
+		s.daily.todos = s.hooks.Todos()
+	}
 	if s.releaseMain != nil {
 		s.releaseMain() // what the main session did meanwhile
 	}

@@ -169,3 +169,31 @@ func TestBashOutputSink(t *testing.T) {
 		t.Errorf("the sink saw %d bytes", seen.Len())
 	}
 }
+
+// FuzzParseTodos: whatever arguments come, ParseTodos returns an error or
+// a list that keeps the rules.
+func FuzzParseTodos(f *testing.F) {
+	for _, s := range []string{`{"todos":[]}`, `{"todos":[{"content":"a","status":"in_progress","activeForm":"b"}]}`,
+		`{"todos":[{"content":"a","status":"in_progress","activeForm":"b"},{"content":"a","status":"in_progress","activeForm":"b"}]}`,
+		`{"todos":null}`, `{}`, `[]`, `{"todos":[{"content":"\n","status":"pending","activeForm":"x"}]}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, args string) {
+		list, err := ParseTodos(json.RawMessage(args))
+		if err != nil {
+			return
+		}
+		doing := 0
+		for _, it := range list {
+			if it.Status == TodoInProgress {
+				doing++
+			}
+			if it.Content == "" || it.ActiveForm == "" || strings.ContainsAny(it.Content+it.ActiveForm, "\r\n") {
+				t.Fatalf("%+v", it)
+			}
+		}
+		if len(list) > MaxTodos || doing > 1 {
+			t.Fatalf("%d items, %d in progress", len(list), doing)
+		}
+	})
+}
