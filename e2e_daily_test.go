@@ -152,7 +152,7 @@ func TestE2ETerminalShellAndRewind(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.Work, "plan.txt")); err == nil {
 		t.Fatal("plan.txt was not removed")
 	}
-	m.Write([]byte("\r"))  // the prompt is back in the composer: send it again
+	m.Write([]byte("\r")) // the prompt is back in the composer: send it again
 	out.waitFor(t, "answered-in-the-fork")
 	last := string(srv.Requests()[len(srv.Requests())-1])
 	if !strings.Contains(last, "hi from the file") || strings.Count(last, "write the plan") != 1 || strings.Contains(last, "planned it") {
