@@ -22,36 +22,22 @@ type ModelPrice struct {
 const maxPrice = 100000
 
 func (l *loader) modelPrices(f File, p strictjson.Path, v *strictjson.Value) {
-	const shape = `{"MODEL": {"input": N, "output": N, "cacheRead": N, "cacheWrite": N}}`
-	if v.Kind != strictjson.Object {
-		l.diag(f.Path, p, "expected an object %s, found %s; ignored", shape, v.Kind)
-		return
-	}
-	for _, m := range v.Members {
-		mp := p.Key(m.Key)
-		if m.Key == "" {
-			l.diag(f.Path, mp, "an empty model id; ignored")
-			continue
-		}
-		if m.Value.Kind != strictjson.Object {
-			l.diag(f.Path, mp, `expected an object {"input": N, "output": N, "cacheRead": N, "cacheWrite": N}, found %s; ignored`, m.Value.Kind)
-			continue
-		}
-		var mp2 ModelPrice
+	l.modelEntries(f, p, v, `{"input": N, "output": N, "cacheRead": N, "cacheWrite": N}`, func(id string, mp strictjson.Path, members []strictjson.Member) {
+		var e ModelPrice
 		set := map[string]bool{}
 		ok := true
-		for _, k := range m.Value.Members {
+		for _, k := range members {
 			kp := mp.Key(k.Key)
 			var dst *float64
 			switch k.Key {
 			case "input":
-				dst = &mp2.Input
+				dst = &e.Input
 			case "output":
-				dst = &mp2.Output
+				dst = &e.Output
 			case "cacheRead":
-				dst = &mp2.CacheRead
+				dst = &e.CacheRead
 			case "cacheWrite":
-				dst = &mp2.CacheWrite
+				dst = &e.CacheWrite
 			default:
 				l.diag(f.Path, kp, "unknown key (known: input, output, cacheRead, cacheWrite); the entry is ignored")
 				ok = false
@@ -70,19 +56,19 @@ func (l *loader) modelPrices(f File, p strictjson.Path, v *strictjson.Value) {
 			ok = false
 		}
 		if !ok {
-			continue
+			return
 		}
 		if !set["cacheRead"] {
-			mp2.CacheRead = mp2.Input
+			e.CacheRead = e.Input
 		}
 		if !set["cacheWrite"] {
-			mp2.CacheWrite = mp2.Input
+			e.CacheWrite = e.Input
 		}
 		if l.s.Context.Prices == nil {
 			l.s.Context.Prices = map[string]ModelPrice{}
 		}
-		l.s.Context.Prices[m.Key] = mp2
-	}
+		l.s.Context.Prices[id] = e
+	})
 }
 
 // price reads a non-negative, finite number of dollars.

@@ -14,8 +14,6 @@ import (
 	"agent/agent/tools"
 	"agent/internal/fakemodel"
 	"agent/providers/chatcompat"
-	"agent/tui/keys"
-	"agent/tui/screen"
 )
 
 // BenchmarkKeystrokeLongTranscript is BenchmarkKeystroke with a
@@ -41,33 +39,8 @@ func BenchmarkKeystrokeLongTranscript(b *testing.B) {
 			lines += len(e.lines(200, s)) + 1
 		}
 	}
-	s.event(agent.Event{Kind: agent.EventTodos, Todos: []tools.Todo{
-		{Content: "Read the parser", Status: tools.TodoCompleted, ActiveForm: "Reading"},
-		{Content: "Fix the off-by-one", Status: tools.TodoInProgress, ActiveForm: "Fixing the off-by-one"},
-		{Content: "Run the suite", Status: tools.TodoPending, ActiveForm: "Running"},
-		{Content: "Update the changelog", Status: tools.TodoPending, ActiveForm: "Updating"},
-		{Content: "Tell the user", Status: tools.TodoPending, ActiveForm: "Telling"},
-		{Content: "Clean up", Status: tools.TodoPending, ActiveForm: "Cleaning"},
-	}})
-	f := screen.NewFrame(200, 50)
-	r := screen.NewRenderer(screen.RendererOptions{})
-	s.view(f)
-	r.Render(f)
-	var dec keys.Decoder
-	var evs []keys.Event
-	in := []byte("abcdefghijklmnopqrstuvwxyz ")
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		if i%150 == 149 {
-			s.comp.reset()
-		}
-		evs = dec.Feed(evs[:0], in[i%len(in):i%len(in)+1])
-		for _, ev := range evs {
-			s.key(ev)
-		}
-		s.view(f)
-		r.Render(f)
-	}
+	s.event(agent.Event{Kind: agent.EventTodos, Todos: testTodos[1:]})
+	benchKeys(b, s)
 	b.ReportMetric(float64(lines), "transcript-lines")
 }
 

@@ -97,19 +97,22 @@ func keyEvent(b string) keys.Event {
 	return dec.Feed(nil, []byte(b))[0]
 }
 
+// testTodos is a todo list of seven items, the third in progress.
+var testTodos = []tools.Todo{
+	{Content: "Read the parser", Status: tools.TodoCompleted, ActiveForm: "Reading the parser"},
+	{Content: "Write the failing test", Status: tools.TodoCompleted, ActiveForm: "Writing the failing test"},
+	{Content: "Fix the off-by-one", Status: tools.TodoInProgress, ActiveForm: "Fixing the off-by-one"},
+	{Content: "Run the whole suite", Status: tools.TodoPending, ActiveForm: "Running the whole suite"},
+	{Content: "Update the changelog", Status: tools.TodoPending, ActiveForm: "Updating the changelog"},
+	{Content: "Tell the user", Status: tools.TodoPending, ActiveForm: "Telling the user"},
+	{Content: "Clean up", Status: tools.TodoPending, ActiveForm: "Cleaning up"},
+}
+
 // TestGoldenDailyScreens draws the todo panel with the spinner's
 // activeForm, and a running command's last lines with its elapsed time.
 func TestGoldenDailyScreens(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)}
-	todos := []tools.Todo{
-		{Content: "Read the parser", Status: tools.TodoCompleted, ActiveForm: "Reading the parser"},
-		{Content: "Write the failing test", Status: tools.TodoCompleted, ActiveForm: "Writing the failing test"},
-		{Content: "Fix the off-by-one", Status: tools.TodoInProgress, ActiveForm: "Fixing the off-by-one"},
-		{Content: "Run the whole suite", Status: tools.TodoPending, ActiveForm: "Running the whole suite"},
-		{Content: "Update the changelog", Status: tools.TodoPending, ActiveForm: "Updating the changelog"},
-		{Content: "Tell the user", Status: tools.TodoPending, ActiveForm: "Telling the user"},
-		{Content: "Clean up", Status: tools.TodoPending, ActiveForm: "Cleaning up"},
-	}
+	todos := testTodos
 	cases := []struct {
 		name  string
 		w, h  int
