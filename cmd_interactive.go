@@ -76,6 +76,9 @@ func interactive(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops 
 	if err := checkModelFlags("", sf.provider, sf.baseURL, sf.mode); err != nil {
 		return err
 	}
+	if err := checkAgentsFlag("", sf.agentsJSON); err != nil {
+		return err
+	}
 	if len(ops) > 1 {
 		return usagef("", "the interactive session takes one PROMPT (quote it), got %d arguments", len(ops))
 	}
@@ -167,6 +170,27 @@ func commandRunner(home string, live func() (*agent.WorkspaceSession, *eventEndp
 				return "Created " + path + "\n", nil
 			}
 			return path + " exists; edit it there (changes apply while the session runs).\n", nil
+		case "/agents":
+			if c == nil {
+				return "", errors.New("the session has not started")
+			}
+			return c.AgentsCommand(), nil
+		}
+		if c != nil {
+			// A custom command or a skill: its turn, shown as it runs
+			// (docs/reference/runtime.md, "Subagents, commands and skills").
+			req, ok, err := c.CommandTurn(ctx, words[0], strings.Join(words[1:], " "))
+			if ok {
+				if err != nil {
+					return "", err
+				}
+				turn, err := c.Session.Submit(req)
+				if err != nil {
+					return "", err
+				}
+				_, err = turn.Wait(ctx)
+				return "", err
+			}
 		}
 		return "", fmt.Errorf("%w: unknown command %s", agent.ErrUsage, words[0])
 	}
@@ -208,6 +232,12 @@ func plainSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, pro
 	}
 	code, err := tui.RunPlain(ctx, tui.FromAgent(c.Session), tui.PlainOptions{
 		In: e.in, Out: e.out, Err: e.err, Commands: commandRunner(e.home, live.get), NewConversation: newConversation,
+		Extra: func() []agent.SlashCommand {
+			if c, _ := live.get(); c != nil {
+				return c.SlashCommands()
+			}
+			return nil
+		},
 	}, prompt)
 	if err != nil {
 		return err
@@ -315,6 +345,7 @@ func (u *interactiveUI) hooks() tui.Hooks {
 		Sessions:        u.sessions,
 		SwitchSession:   u.switchSession,
 		NewConversation: u.newConversation,
+		Commands:        u.customCommands,
 		SetModel:        u.setModel,
 		SetMode:         u.setMode,
 		PendingMCP:      u.pendingMCP,
@@ -591,6 +622,14 @@ func (u *interactiveUI) replaceSession(ctx context.Context, id string) (tui.Swit
 		sw.Messages = replay(nc.Resumed)
 	}
 	return sw, nil
+}
+
+// customCommands are the live session's custom commands and skills.
+func (u *interactiveUI) customCommands() []agent.SlashCommand {
+	if c, _ := u.live.get(); c != nil {
+		return c.SlashCommands()
+	}
+	return nil
 }
 
 // setModel switches provider and model for the following turns.

@@ -49,6 +49,9 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 	if err := checkModelFlags("", sf.provider, sf.baseURL, sf.mode); err != nil {
 		return err
 	}
+	if err := checkAgentsFlag("", sf.agentsJSON); err != nil {
+		return err
+	}
 	prompt, err := printPrompt(e, ops)
 	if err != nil {
 		return err
@@ -89,7 +92,11 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 			fmt.Fprintf(e.err, "agent: hook failed: %s\n", sanitizeLine(ev.Text))
 		}
 	})
-	turn, err := sess.Submit(agent.TurnRequest{Prompt: prompt})
+	req, err := printRequest(ctx, c, prompt)
+	if err != nil {
+		return err
+	}
+	turn, err := sess.Submit(req)
 	if err != nil {
 		return err
 	}
@@ -110,6 +117,21 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 		}
 	}
 	return turnError(ctx, res)
+}
+
+// printRequest is the turn of print mode's prompt: a prompt that starts
+// with /name runs that custom command or skill, as in the UI
+// (docs/reference/runtime.md, "Subagents, commands and skills"); any other
+// is sent as it is.
+func printRequest(ctx context.Context, c *agent.WorkspaceSession, prompt string) (agent.TurnRequest, error) {
+	if strings.HasPrefix(prompt, "/") {
+		name, args, _ := strings.Cut(strings.TrimSpace(prompt), " ")
+		req, ok, err := c.CommandTurn(ctx, name, strings.TrimSpace(args))
+		if ok {
+			return req, err
+		}
+	}
+	return agent.TurnRequest{Prompt: prompt}, nil
 }
 
 // printPrompt is the prompt of print mode: the one operand, or stdin when

@@ -34,6 +34,11 @@ const (
 	// Hooks (docs/reference/runtime.md, "Hooks").
 	EventHookStatus  EventKind = "hook_status"  // Text: a running hook's statusMessage ("" when the hooks ended)
 	EventHookFailure EventKind = "hook_failure" // Text: a hook that failed (shown to the user, dimmed)
+	// Subagents (docs/reference/runtime.md, "Subagents, commands and
+	// skills"): a child's tool and permission events reach the parent's
+	// stream with Agent set.
+	EventAgentStart EventKind = "agent_start" // Agent, Text: a subagent began its task (the prompt)
+	EventAgentEnd   EventKind = "agent_end"   // Agent, Text, Result: it ended (Text: its figures line)
 )
 
 // Event is one item of a session's event stream.
@@ -52,6 +57,7 @@ type Event struct {
 	Permission *PermissionRequest
 	Usage      *providers.Usage
 	Context    *ContextUse
+	Agent      *AgentInfo // the subagent an event comes from
 	Compact    *CompactInfo
 	Result     *TurnResult
 	Err        error
@@ -69,6 +75,8 @@ type ToolEvent struct {
 // PermissionRequest is a prompt: which tool, with which arguments, what
 // rule an "allow" answer would record, and why it is asked.
 type PermissionRequest struct {
+	// Agent names the subagent asking ("" for the session itself).
+	Agent   string
 	Tool    string
 	Args    json.RawMessage
 	Target  tools.Target

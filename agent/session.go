@@ -81,6 +81,9 @@ type SessionOptions struct {
 	// Hooks are the user's hooks (docs/reference/runtime.md, "Hooks");
 	// nil runs none.
 	Hooks *hooks.Set
+	// Subagent, when set, makes this session a subagent's child session:
+	// its Stop hooks are SubagentStop.
+	Subagent *AgentInfo
 	// StartSource is told to the SessionStart hooks, which run before the
 	// first turn: startup, resume, clear ("" runs none).
 	StartSource string
@@ -156,6 +159,13 @@ type TurnRequest struct {
 	// turn; Prompt holds the user's words on what to keep
 	// (docs/reference/runtime.md, "Context management").
 	Compact bool
+	// Allow are rules pre-approved for this turn only (a custom command's
+	// or skill's allowed-tools): a call they match runs where the check
+	// would ask. A deny rule and plan mode still win.
+	Allow []config.Rule
+	// Model, when set, is this turn's model (a command's model key); the
+	// session's stays for the turns after.
+	Model string
 }
 
 // offers reports whether the turn offers the tool named name.
@@ -562,6 +572,9 @@ func (s *Session) request(t *Turn, msgs []providers.Message) (providers.Provider
 	s.mu.Lock()
 	p, model, fr, frame := s.provider, s.model, s.framing, s.frame
 	s.mu.Unlock()
+	if t.Req.Model != "" {
+		model = t.Req.Model
+	}
 	// The session's id keys the provider's prompt cache: the same for
 	// every request of the session; the framing, built once, is the stable
 	// prefix (docs/providers.md, "Prompt caching").
@@ -767,7 +780,7 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 			return finish(StatusComplete, nil)
 		}
 		stops.inARow = 0 // the model acted: the Stop hooks' count in a row starts over
-		results := s.runTools(ctx, t, calls)
+		results := s.runTools(withTurn(ctx, t.ID), t, calls)
 		toolMsg := providers.Message{Role: providers.RoleTool}
 		for _, r := range results {
 			toolMsg.Content = append(toolMsg.Content, r)
@@ -866,14 +879,42 @@ func (s *Session) stream(ctx context.Context, t *Turn, p providers.Provider, req
 // per call. After an abort the remaining calls get an "interrupted" result
 // so that the conversation stays well-formed.
 func (s *Session) runTools(ctx context.Context, t *Turn, calls []providers.ToolCall) []providers.ToolResult {
-	out := make([]providers.ToolResult, 0, len(calls))
-	for _, c := range calls {
+	out := make([]providers.ToolResult, len(calls))
+	interrupted := func(c providers.ToolCall) providers.ToolResult {
+		return providers.ToolResult{CallID: c.ID, IsError: true, Content: []providers.Part{providers.Text{Text: "The user interrupted the turn before this call ran."}}}
+	}
+	run := func(i int) {
 		if aborted(ctx) {
-			out = append(out, providers.ToolResult{CallID: c.ID, IsError: true, Content: []providers.Part{providers.Text{Text: "The user interrupted the turn before this call ran."}}})
+			out[i] = interrupted(calls[i])
+			return
+		}
+		r := s.runTool(ctx, t, calls[i])
+		out[i] = providers.ToolResult{CallID: calls[i].ID, IsError: r.IsError, Content: []providers.Part{providers.Text{Text: r.Content}}}
+	}
+	for i := 0; i < len(calls); {
+		// Subagents asked for together run together (at most four at a
+		// time, the Agent tool's own limit); every other call runs alone,
+		// in order (docs/reference/runtime.md, "Subagents, commands and
+		// skills").
+		j := i
+		for j < len(calls) && calls[j].Name == AgentToolName {
+			j++
+		}
+		if j-i < 2 {
+			run(i)
+			i++
 			continue
 		}
-		r := s.runTool(ctx, t, c)
-		out = append(out, providers.ToolResult{CallID: c.ID, IsError: r.IsError, Content: []providers.Part{providers.Text{Text: r.Content}}})
+		var wg sync.WaitGroup
+		for k := i; k < j; k++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				run(k)
+			}()
+		}
+		wg.Wait()
+		i = j
 	}
 	return out
 }
@@ -940,6 +981,8 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 	case v.Decision == Deny:
 	case th.permission == "allow" && v.Decision == Ask:
 		v = Verdict{Decision: Allow}
+	case v.Decision == Ask && t != nil && s.turnAllows(t, spec, target):
+		v = Verdict{Decision: Allow, Reason: "allowed for this command's turn"}
 	case th.permission == "ask" && v.Decision == Allow:
 		v = Verdict{Decision: Ask, Suggest: v.Suggest, Reason: "a hook asks for the user's approval"}
 	}
@@ -990,6 +1033,14 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 		t.hookStop = true
 	}
 	return end(r, false)
+}
+
+// turnAllows reports whether the turn's own rules allow a call.
+func (s *Session) turnAllows(t *Turn, spec tools.Spec, target tools.Target) bool {
+	ta, ok := s.opts.Permissions.(interface {
+		TurnAllows([]config.Rule, tools.Spec, tools.Target) bool
+	})
+	return ok && len(t.Req.Allow) > 0 && ta.TurnAllows(t.Req.Allow, spec, target)
 }
 
 // ReportBackground tells the user (an EventBackground) and, with the next

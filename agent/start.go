@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"agent/agent/extend"
 	"agent/agent/hooks"
 	"agent/agent/tools"
 	"agent/config"
@@ -113,6 +114,9 @@ type StartOptions struct {
 	// NoAutoCompact turns proactive compaction off (--no-auto-compact);
 	// the settings' autoCompact: false does too.
 	NoAutoCompact bool
+	// Agents are subagent definitions for this session only (--agents),
+	// beside those of the folders.
+	Agents []*extend.Agent
 	// Source is why the session starts, for the SessionStart hooks:
 	// "clear" for the new conversation of /clear; "" is "resume" with
 	// Resume set, else "startup".
@@ -177,6 +181,11 @@ type WorkspaceSession struct {
 	Tasks *Tasks
 
 	transcript *Transcript
+	agents     *agentTool
+	// Catalog holds the subagent definitions, custom commands and skills
+	// of the workspace and the user (docs/reference/runtime.md,
+	// "Subagents, commands and skills").
+	Catalog    *extend.Catalog
 	httpClient *http.Client // the providers' (nil: the default client)
 	asking     sync.Mutex   // one question to a local server at a time
 	mcpTools   *mcpTools
@@ -291,6 +300,27 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 		workspace: ws, home: home, trusted: trusted, maxBytes: s.Prompt.InstructionsMaxBytes,
 		replace: replace, append: appendText, model: choice.Model, mode: mode, notice: opts.Notice,
 	})
+	c.Catalog = extend.Discover(extend.Options{Workspace: ws, Home: home, Trusted: trusted})
+	for _, a := range opts.Agents {
+		// A definition of --agents wins over the folders' of its name.
+		for _, prev := range c.Catalog.Agents {
+			if prev.Name == a.Name && prev.Shadowed == "" {
+				prev.Shadowed = "--agents"
+			}
+		}
+		c.Catalog.Agents = append(c.Catalog.Agents, a)
+	}
+	if opts.Notice != nil {
+		for _, p := range catalogProblems(c.Catalog) {
+			opts.Notice(p)
+		}
+	}
+	c.Instructions.skills = skillsSection(c.Catalog)
+	c.agents = &agentTool{c: c, catalog: c.Catalog, sem: make(chan struct{}, maxChildren)}
+	builtinTools := append(tools.Builtin(tools.Options{Workspace: ws, Home: home, Network: netguard.Policy{Allowed: s.AllowedNetworks}}), c.agents)
+	if skills := usableSkills(c.Catalog); len(skills) > 0 {
+		builtinTools = append(builtinTools, &skillTool{c: c})
+	}
 	so := SessionOptions{
 		ID: id, Provider: prov, ProviderID: choice.ProviderID, Model: choice.Model,
 		Framing: c.Instructions.framing(), Attach: c.Instructions.attach,
@@ -301,7 +331,7 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 			Reload:              func() { c.Instructions.Reload() },
 			SummaryInstructions: c.Instructions.CompactInstructions,
 		},
-		Tools:       tools.Builtin(tools.Options{Workspace: ws, Home: home, Network: netguard.Policy{Allowed: s.AllowedNetworks}}),
+		Tools:       builtinTools,
 		Permissions: checker, Prompter: opts.Prompter,
 		Hooks: c.Hooks, Guard: c.guard, StartSource: startSource(opts),
 		Workspace: ws, Transcript: c.transcript, TurnsBefore: turns,

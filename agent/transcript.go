@@ -159,13 +159,19 @@ func TranscriptPath(home, id string) string {
 
 // CreateTranscript starts a new transcript; it never overwrites one.
 func CreateTranscript(home string, h Header) (*Transcript, error) {
+	return CreateTranscriptIn(SessionsDir(home), h)
+}
+
+// CreateTranscriptIn starts a new transcript in dir (a subagent's, beside
+// its parent's).
+func CreateTranscriptIn(dir string, h Header) (*Transcript, error) {
 	if strings.ContainsAny(h.ID, "/\\\x00") || h.ID == "" || h.ID[0] == '.' {
 		return nil, fmt.Errorf("invalid session id %q", quote.V(h.ID))
 	}
-	if err := securefile.EnsureDir(SessionsDir(home)); err != nil {
+	if err := securefile.EnsureDir(dir); err != nil {
 		return nil, err
 	}
-	path := TranscriptPath(home, h.ID)
+	path := filepath.Join(dir, h.ID+".jsonl")
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("creating transcript: %w", err)

@@ -35,6 +35,7 @@ var slashCommands = []slashCommand{
 	{"/memory reload", "read the instruction files again", false},
 	{"/context", "what the context is made of, in tokens", false},
 	{"/hooks", "the hooks and their approval (show ID, approve ID|all, revoke ID)", true},
+	{"/agents", "the subagent definitions and their problems", false},
 	{"/compact", "summarise the conversation now (add what the summary must keep)", true},
 	{"/resume", "switch to a stored session of this workspace", false},
 	{"/model", "choose the provider and model", false},
@@ -46,8 +47,10 @@ var slashCommands = []slashCommand{
 	{"/exit", "end the session", false},
 }
 
-func knownCommand(word string) bool {
-	for _, c := range slashCommands {
+// knownCommand reports whether word starts a built-in or an extra
+// command (a custom command, a skill).
+func knownCommand(word string, extra []slashCommand) bool {
+	for _, c := range append(slashCommands[:len(slashCommands):len(slashCommands)], extra...) {
 		if c.text == word || strings.HasPrefix(c.text, word+" ") {
 			return true
 		}
@@ -66,7 +69,7 @@ type autocomplete struct {
 
 // newAutocomplete recomputes the menu for the composer's text, keeping
 // the selection and a dismissal while the text is unchanged.
-func newAutocomplete(text string, prev *autocomplete) *autocomplete {
+func newAutocomplete(text string, prev *autocomplete, extra []slashCommand) *autocomplete {
 	if !strings.HasPrefix(text, "/") || strings.Contains(text, "\n") {
 		return nil
 	}
@@ -74,7 +77,7 @@ func newAutocomplete(text string, prev *autocomplete) *autocomplete {
 		return prev
 	}
 	ac := &autocomplete{typed: text}
-	for _, c := range slashCommands {
+	for _, c := range append(slashCommands[:len(slashCommands):len(slashCommands)], extra...) {
 		if strings.HasPrefix(c.text, text) && c.text != strings.TrimSpace(text) || (c.text == text && !c.args) {
 			ac.matches = append(ac.matches, c)
 		}
@@ -108,7 +111,7 @@ func (s *state) autocompleteAction(a keys.Action) {
 				text += " "
 			}
 			s.comp.set(text)
-			s.ac = newAutocomplete(text, nil)
+			s.ac = newAutocomplete(text, nil, s.extraCommands())
 			if s.ac != nil && a == keys.ActAccept {
 				s.ac.dismissed = len(s.ac.matches) == 1 && s.ac.matches[0].text == text
 			}
@@ -117,4 +120,22 @@ func (s *state) autocompleteAction(a keys.Action) {
 		s.comp.set(c.text)
 		s.chatAction(keys.ActSubmit)
 	}
+}
+
+// extraCommands are the session's custom commands and skills
+// (docs/reference/runtime.md, "Subagents, commands and skills"), from the
+// Commands hook.
+func (s *state) extraCommands() []slashCommand {
+	if s.hooks.Commands == nil {
+		return nil
+	}
+	var out []slashCommand
+	for _, c := range s.hooks.Commands() {
+		help := c.Description
+		if c.ArgumentHint != "" {
+			help = c.ArgumentHint + "  " + help
+		}
+		out = append(out, slashCommand{text: c.Name, help: help, args: c.ArgumentHint != ""})
+	}
+	return out
 }

@@ -100,6 +100,9 @@ type Hooks struct {
 	Attach     func(ctx context.Context, id string) (Session, Status, error)
 	// SaveUI persists the theme picker's choice (~/.agent/tui.json).
 	SaveUI func(UISettings) error
+	// Commands lists the session's custom commands and skills for the
+	// slash menu and /help; the command runner runs them.
+	Commands func() []agent.SlashCommand
 }
 
 // async runs fn off the UI loop and applies its result on the loop.

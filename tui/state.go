@@ -338,7 +338,7 @@ func (s *state) paste(text string) {
 }
 
 func (s *state) composerChanged() {
-	s.ac = newAutocomplete(s.comp.text(), s.ac)
+	s.ac = newAutocomplete(s.comp.text(), s.ac, s.extraCommands())
 }
 
 // action runs a bound action of a context.
@@ -771,7 +771,7 @@ func (s *state) command(line string) {
 	case "/help":
 		var b strings.Builder
 		b.WriteString("Commands:\n")
-		for _, c := range slashCommands {
+		for _, c := range append(slashCommands[:len(slashCommands):len(slashCommands)], s.extraCommands()...) {
 			fmt.Fprintf(&b, "  %-22s %s\n", c.text, c.help)
 		}
 		s.output(b.String())
@@ -798,7 +798,7 @@ func (s *state) command(line string) {
 			s.runCommand(words)
 		}
 	default:
-		if !knownCommand(words[0]) {
+		if !knownCommand(words[0], s.extraCommands()) {
 			s.notice(fmt.Sprintf("Unknown command %s (see /help).", words[0]))
 			return
 		}
