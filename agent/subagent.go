@@ -237,8 +237,12 @@ func (a *agentTool) startChild(def *extend.Agent, args agentArgs, info AgentInfo
 		model = m
 	}
 	prompt := subagentPrompt
-	if !def.Builtin && def.Prompt != "" {
-		prompt = def.Prompt + "\n\n" + subagentPrompt
+	own, err := def.PromptText()
+	if err != nil {
+		return nil, err
+	}
+	if own != "" {
+		prompt = own + "\n\n" + subagentPrompt
 	}
 	framing := Framing{System: []string{prompt}, StaticSystem: 1}
 	if len(fr.System) > 1 {

@@ -20,7 +20,9 @@ type Agent struct {
 	Model           string // "", "inherit", an alias or a model id
 	PermissionMode  string // "" or a mode; the child's mode is the stricter
 	MaxTurns        int    // model calls of the child's turn; 0: the default
-	Prompt          string
+	// Prompt is the child's system prompt: the body, read when the agent
+	// is spawned (PromptText), or set directly (--agents).
+	Prompt string
 	File            string
 	Scope           Scope
 	// Builtin: general-purpose or Explore.
@@ -31,6 +33,19 @@ type Agent struct {
 	Fatal    bool
 	// Shadowed names the definition that wins over this one ("").
 	Shadowed string
+}
+
+// PromptText is the definition's body, read from its file the first time.
+func (a *Agent) PromptText() (string, error) {
+	if a.Prompt != "" || a.Builtin || a.File == "" || a.Scope == "flag" {
+		return a.Prompt, nil
+	}
+	body, err := readBody(a.File)
+	if err != nil {
+		return "", err
+	}
+	a.Prompt = strings.TrimSpace(body)
+	return a.Prompt, nil
 }
 
 // Usable reports whether the definition can be spawned.
@@ -76,9 +91,18 @@ func discoverAgents(o Options, c *Catalog) []*Agent {
 
 // ParseAgent reads a definition from its text.
 func ParseAgent(text, file string, scope Scope) *Agent {
-	a := &Agent{File: file, Scope: scope}
 	fields, body, probs := ParseFrontMatter(text)
-	a.Problems = probs
+	a := agentFromFields(fields, probs, file, scope)
+	a.Prompt = strings.TrimSpace(body)
+	if len(body) > MaxBody {
+		a.Problems, a.Fatal = append(a.Problems, Problem{0, fmt.Sprintf("the body is over %d KiB", MaxBody>>10)}), true
+	}
+	return a
+}
+
+// agentFromFields reads a definition's front matter.
+func agentFromFields(fields []Field, probs []Problem, file string, scope Scope) *Agent {
+	a := &Agent{File: file, Scope: scope, Problems: probs}
 	m, unknown := fieldMap(fields, agentKeys...)
 	a.Problems = append(a.Problems, unknown...)
 	fatal := func(line int, msg string) {
@@ -121,32 +145,21 @@ func ParseAgent(text, file string, scope Scope) *Agent {
 			a.MaxTurns = n
 		}
 	}
-	a.Prompt = strings.TrimSpace(body)
-	if len(body) > MaxBody {
-		fatal(0, fmt.Sprintf("the body is over %d KiB", MaxBody>>10))
-	}
 	return a
 }
 
 func readAgent(path string, scope Scope) *Agent {
-	data, err := readBody0(path)
+	fields, probs, size, err := readFront(path)
 	if err != nil {
 		return &Agent{File: path, Scope: scope, Fatal: true, Problems: []Problem{{0, err.Error()}}, Name: strings.TrimSuffix(pathBase(path), ".md")}
 	}
-	return ParseAgent(data, path, scope)
+	a := agentFromFields(fields, probs, path, scope)
+	if size > MaxBody {
+		a.Problems, a.Fatal = append(a.Problems, Problem{0, fmt.Sprintf("the body is over %d KiB", MaxBody>>10)}), true
+	}
+	return a
 }
 
-// readBody0 reads a whole definition file (front matter and body).
-func readBody0(path string) (string, error) {
-	head, size, err := readHead(path, MaxBody+headRead+1)
-	if err != nil {
-		return "", err
-	}
-	if size > MaxBody+headRead {
-		return "", fmt.Errorf("the file is over %d KiB", (MaxBody+headRead)>>10)
-	}
-	return string(head), nil
-}
 
 func pathBase(p string) string {
 	if i := strings.LastIndexByte(p, '/'); i >= 0 {

@@ -76,31 +76,30 @@ func readCommand(f mdFile, scope Scope) *Command {
 		c.Fatal = true
 		return c
 	}
-	head, size, err := readHead(f.path, headRead)
+	fields, probs, size, err := readFront(f.path)
 	if err != nil {
 		c.Problems, c.Fatal = append(c.Problems, Problem{0, err.Error()}), true
 		return c
-	}
-	fields, body, probs := ParseFrontMatter(string(head))
-	if len(fields) == 0 && len(probs) > 0 && size > headRead {
-		// The front matter runs past the part read: read it all.
-		if whole, err := readBody0(f.path); err == nil {
-			fields, body, probs = ParseFrontMatter(whole)
-		}
 	}
 	c.Problems = append(c.Problems, probs...)
 	m, unknown := fieldMap(fields, commandKeys...)
 	c.Problems = append(c.Problems, unknown...)
 	c.Description = m["description"].Str
 	c.ArgumentHint = m["argument-hint"].Str
+	if f := m["argument-hint"]; f.IsList {
+		c.ArgumentHint = f.Raw // "[message]" is a hint, not a list
+	}
 	c.AllowedTools = m["allowed-tools"].Strings()
 	c.Model = m["model"].Str
 	if c.Description == "" {
 		// Claude Code shows the body's first line.
-		line, _, _ := strings.Cut(strings.TrimSpace(body), "\n")
-		c.Description = strings.TrimSpace(strings.TrimLeft(line, "# "))
+		if head, _, err := readHead(f.path, headFirst); err == nil {
+			_, body, _ := ParseFrontMatter(string(head))
+			line, _, _ := strings.Cut(strings.TrimSpace(body), "\n")
+			c.Description = strings.TrimSpace(strings.TrimLeft(line, "# "))
+		}
 	}
-	if size > MaxBody+headRead {
+	if size > MaxBody {
 		c.Problems = append(c.Problems, Problem{0, fmt.Sprintf("the file is over %d KiB", (MaxBody+headRead)>>10)})
 		c.Fatal = true
 	}

@@ -20,9 +20,11 @@ import (
 const (
 	// MaxBody is the largest body of a definition, command or skill.
 	MaxBody = 64 << 10
-	// headRead is how much of a command or skill file discovery reads to
-	// find its front matter; the body is read when used.
-	headRead = 8 << 10
+	// headRead is room for a front matter: discovery reads the first
+	// headFirst bytes of a file, more only when its front matter is not
+	// closed by then; the body is read when used.
+	headRead  = 8 << 10
+	headFirst = 1 << 10
 	// maxEntries bounds the files one folder may hold.
 	maxEntries = 2000
 )
@@ -135,6 +137,23 @@ func readHead(path string, n int) ([]byte, int64, error) {
 		return nil, 0, err
 	}
 	return buf, fi.Size(), nil
+}
+
+// readFront reads a file's front matter, reading its head only (the body
+// is read when used). bodySize is the size of the body after it.
+func readFront(path string) ([]Field, []Problem, int64, error) {
+	head, size, err := readHead(path, headFirst)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	fields, body, probs := ParseFrontMatter(string(head))
+	if size > int64(len(head)) && strings.HasPrefix(string(head), "---") && len(fields) == 0 && len(probs) > 0 {
+		// The front matter goes on past the head.
+		if head, _, err = readHead(path, headRead); err == nil {
+			fields, body, probs = ParseFrontMatter(string(head))
+		}
+	}
+	return fields, probs, size - int64(len(head)-len(body)), nil
 }
 
 // readBody reads a file whole (at most the front matter's room plus

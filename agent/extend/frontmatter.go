@@ -12,6 +12,9 @@ type Field struct {
 	Str    string
 	List   []string
 	IsList bool
+	// Raw is the value as written on the key's line (`[message]` for
+	// Claude Code's argument hints, which read as a list).
+	Raw string
 }
 
 // Strings is the field as a list: a list as it is, a scalar split at
@@ -87,6 +90,7 @@ func ParseFrontMatter(text string) ([]Field, string, []Problem) {
 		}
 		f := Field{Key: key, Line: n}
 		rest = strings.TrimSpace(rest)
+		f.Raw = rest
 		// The indented lines that follow belong to this key.
 		var more []string
 		for i < end {

@@ -66,12 +66,11 @@ func discoverSkills(o Options, cat *Catalog) []*Skill {
 
 func readSkill(dir, file, folder string, scope Scope) *Skill {
 	s := &Skill{Dir: dir, File: file, Scope: scope, Name: folder}
-	head, size, err := readHead(file, headRead)
+	fields, probs, size, err := readFront(file)
 	if err != nil {
 		s.Problems, s.Fatal = []Problem{{0, err.Error()}}, true
 		return s
 	}
-	fields, _, probs := ParseFrontMatter(string(head))
 	s.Problems = probs
 	m, unknown := fieldMap(fields, skillKeys...)
 	s.Problems = append(s.Problems, unknown...)
@@ -89,7 +88,10 @@ func readSkill(dir, file, folder string, scope Scope) *Skill {
 	}
 	s.AllowedTools = m["allowed-tools"].Strings()
 	s.ArgumentHint = m["argument-hint"].Str
-	if size > MaxBody+headRead {
+	if f := m["argument-hint"]; f.IsList {
+		s.ArgumentHint = f.Raw
+	}
+	if size > MaxBody {
 		s.Problems, s.Fatal = append(s.Problems, Problem{0, fmt.Sprintf("SKILL.md is over %d KiB", (MaxBody+headRead)>>10)}), true
 	}
 	return s
