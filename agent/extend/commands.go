@@ -100,7 +100,7 @@ func readCommand(f mdFile, scope Scope) *Command {
 		}
 	}
 	if size > MaxBody {
-		c.Problems = append(c.Problems, Problem{0, fmt.Sprintf("the file is over %d KiB", (MaxBody+headRead)>>10)})
+		c.Problems = append(c.Problems, Problem{0, fmt.Sprintf("the body is over %d KiB", MaxBody>>10)})
 		c.Fatal = true
 	}
 	return c

@@ -92,7 +92,7 @@ func readSkill(dir, file, folder string, scope Scope) *Skill {
 		s.ArgumentHint = f.Raw
 	}
 	if size > MaxBody {
-		s.Problems, s.Fatal = append(s.Problems, Problem{0, fmt.Sprintf("SKILL.md is over %d KiB", (MaxBody+headRead)>>10)}), true
+		s.Problems, s.Fatal = append(s.Problems, Problem{0, fmt.Sprintf("the body of SKILL.md is over %d KiB", MaxBody>>10)}), true
 	}
 	return s
 }
