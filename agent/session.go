@@ -1021,7 +1021,7 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 	if v.Decision != Allow {
 		return end(tools.Result{IsError: true, Content: DeniedMessage(spec.Name, v)}, true)
 	}
-	r := tool.Run(ctx, c.Arguments)
+	r := tool.Run(context.WithValue(ctx, callKey{}, c.ID), c.Arguments)
 	if s.opts.Attach != nil && target.Kind == tools.TargetPath && !r.IsError {
 		// The instruction files of the folders the call reached, once each
 		// (docs/reference/runtime.md, "System prompt and instruction files").

@@ -36,6 +36,8 @@ type AgentInfo struct {
 	ID          string
 	Type        string
 	Description string
+	// CallID is the parent's Agent call that runs it.
+	CallID string
 }
 
 // subagentPrompt is the system prompt of general-purpose, and what every
@@ -156,7 +158,7 @@ func childTools(parent []tools.Tool, def *extend.Agent) ([]tools.Tool, error) {
 func (a *agentTool) run(ctx context.Context, def *extend.Agent, args agentArgs) tools.Result {
 	start := time.Now()
 	parent := a.c.Session
-	info := AgentInfo{ID: fmt.Sprintf("%s-a%d", parent.ID(), a.seq.Add(1)), Type: def.Name, Description: args.Description}
+	info := AgentInfo{ID: fmt.Sprintf("%s-a%d", parent.ID(), a.seq.Add(1)), Type: def.Name, Description: args.Description, CallID: callOf(ctx)}
 	child, err := a.startChild(def, args, info)
 	if err != nil {
 		return tools.Result{IsError: true, Content: "Agent: " + err.Error()}
@@ -310,6 +312,14 @@ func withTurn(ctx context.Context, id string) context.Context {
 
 func turnOf(ctx context.Context) string {
 	id, _ := ctx.Value(turnKey{}).(string)
+	return id
+}
+
+// callKey carries the id of the call a tool runs for.
+type callKey struct{}
+
+func callOf(ctx context.Context) string {
+	id, _ := ctx.Value(callKey{}).(string)
 	return id
 }
 

@@ -59,6 +59,16 @@ type toolEntry struct {
 	done, isError      bool
 	denied             bool
 	content, display   string
+	// sub is what a subagent this call runs is doing: its tool calls as
+	// they run, then its figures line.
+	sub *subView
+}
+
+// subView is a running subagent inside its Agent call's block.
+type subView struct {
+	agent   string   // its type and task
+	calls   []string // its tool calls, newest last
+	summary string   // the figures line, when it ended
 }
 
 func (e *entry) changed() { e.cacheOK = false }
@@ -586,11 +596,20 @@ func (s *state) event(ev agent.Event) {
 		}
 		s.finishStreaming()
 		s.entries = append(s.entries, &entry{kind: kind, turn: ev.Turn, text: ev.Text})
+	case agent.EventAgentStart, agent.EventAgentEnd:
+		s.subagent(ev)
 	case agent.EventToolStart:
+		if ev.Agent != nil {
+			s.subagent(ev)
+			break
+		}
 		s.finishStreaming()
 		t := ev.Tool
 		s.entries = append(s.entries, &entry{kind: entTool, turn: ev.Turn, tool: &toolEntry{callID: t.CallID, name: t.Name, args: argSummary(t.Args)}})
 	case agent.EventToolEnd:
+		if ev.Agent != nil {
+			break // a subagent's call: its start is shown, its end is not
+		}
 		for i := len(s.entries) - 1; i >= 0; i-- {
 			e := s.entries[i]
 			if e.kind == entTool && e.tool.callID == ev.Tool.CallID {
@@ -677,6 +696,35 @@ func (s *state) event(ev agent.Event) {
 		s.notice(ev.Text)
 	}
 }
+
+// subagent shows a subagent's progress inside the block of the Agent call
+// that runs it (docs/reference/runtime.md, "Subagents, commands and
+// skills").
+func (s *state) subagent(ev agent.Event) {
+	for i := len(s.entries) - 1; i >= 0; i-- {
+		e := s.entries[i]
+		if e.kind != entTool || e.tool.callID != ev.Agent.CallID {
+			continue
+		}
+		if e.tool.sub == nil {
+			e.tool.sub = &subView{agent: ev.Agent.Type + ": " + ev.Agent.Description}
+		}
+		switch ev.Kind {
+		case agent.EventToolStart:
+			e.tool.sub.calls = append(e.tool.sub.calls, ev.Tool.Name+"("+argSummary(ev.Tool.Args)+")")
+			if n := len(e.tool.sub.calls); n > maxSubCalls {
+				e.tool.sub.calls = e.tool.sub.calls[n-maxSubCalls:]
+			}
+		case agent.EventAgentEnd:
+			e.tool.sub.summary = ev.Text
+		}
+		e.changed()
+		return
+	}
+}
+
+// maxSubCalls is how many of a running subagent's calls its block shows.
+const maxSubCalls = 5
 
 func (s *state) finishStreaming() {
 	if n := len(s.entries); n > 0 && !s.entries[n-1].finished {

@@ -234,6 +234,15 @@ func (e *entry) toolLines(w int, s *state) []screen.Line {
 	}
 	ls := []screen.Line{truncLine(head, w)}
 	inner := max(w-4, 1)
+	if sub := t.sub; sub != nil && !t.done {
+		// A running subagent: its latest calls; when it ends the block
+		// collapses to its answer and figures line.
+		ls = append(ls, truncLine(screen.Line{{Text: "  ⎿ agent " + screen.SanitizeLine(sub.agent), Style: s.th.dim}}, w))
+		for _, c := range sub.calls {
+			ls = append(ls, truncLine(screen.Line{{Text: "    ⚙ " + screen.SanitizeLine(c), Style: s.th.dim}}, w))
+		}
+		return ls
+	}
 	switch {
 	case !t.done:
 		ls = append(ls, screen.Line{{Text: "  ⎿ running…", Style: s.th.dim}})
@@ -394,6 +403,9 @@ func (s *state) permLines(w int) []screen.Line {
 	ls := []screen.Line{
 		{{Text: strings.Repeat("─", w), Style: s.th.dim}},
 		truncLine(screen.Line{{Text: "Allow ", Style: s.th.title}, {Text: screen.SanitizeLine(p.req.Tool), Style: s.th.toolName}, {Text: "?", Style: s.th.title}}, w),
+	}
+	if p.req.Agent != "" {
+		ls = append(ls, truncLine(screen.Line{{Text: "  asked by the agent " + screen.SanitizeLine(p.req.Agent), Style: s.th.dim}}, w))
 	}
 	args := screen.Wrap(argSummary(p.req.Args), inner, screen.Style{})
 	if len(args) > 6 {
