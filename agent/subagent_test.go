@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"agent/agent/extend"
+	"agent/config"
 )
 
 // routeModel answers each chat request with what answer returns for it,
@@ -348,5 +349,33 @@ func writeFile(t *testing.T, path, content string) {
 	os.MkdirAll(filepath.Dir(path), 0o755)
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BenchmarkChildStart is a subagent's local start: its tools, permissions,
+// framing, transcript and session (docs/performance.md: under 1 ms). Its
+// close, which syncs the transcript to disk, is not counted.
+func BenchmarkChildStart(b *testing.B) {
+	home, ws := b.TempDir(), b.TempDir()
+	if _, err := config.Trust(home, ws, time.Now()); err != nil {
+		b.Fatal(err)
+	}
+	m := &routeModel{answer: func(chatReq) string { return sseText("ok") }}
+	c, err := Start(context.Background(), StartOptions{Home: home, Workspace: ws, LookupEnv: lookupNone, Provider: "local", BaseURL: "http://model.test/v1", Model: "m",
+		Overrides: StartOverrides{HTTPClient: &http.Client{Transport: m}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	def := c.Catalog.Agent("general-purpose")
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		child, err := c.agents.startChild(def, agentArgs{Prompt: "x"}, AgentInfo{ID: fmt.Sprint("bench-", i), Type: def.Name})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		child.Close()
+		b.StartTimer()
 	}
 }

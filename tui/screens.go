@@ -561,6 +561,9 @@ type attached struct {
 
 const mainID = "\x00main"
 
+// subagentID prefixes a running subagent's item in the switcher.
+const subagentID = "\x00agent:"
+
 func (s *state) openSwitcher() {
 	if s.hooks.Background == nil {
 		s.unavailable("The workspace switcher")
@@ -576,9 +579,22 @@ func (s *state) openSwitcher() {
 		mainLabel += " (current)"
 	}
 	l.items = []listItem{{id: mainID, label: mainLabel}}
+	// The subagents running in this session, whose progress shows in
+	// their Agent call's block (docs/reference/runtime.md, "Subagents,
+	// commands and skills").
+	for _, e := range s.entries {
+		if e.kind == entTool && e.tool.sub != nil && !e.tool.done {
+			l.items = append(l.items, listItem{id: subagentID + e.tool.callID, label: "  agent " + e.tool.sub.agent,
+				detail: fmt.Sprintf("a subagent of this session · %d tool calls so far", len(e.tool.sub.calls))})
+		}
+	}
 	l.do = func(s *state, l *listScreen, a keys.Action) {
 		it, ok := l.current()
 		if !ok || (a != keys.ActSelect && a != keys.ActAttach) {
+			return
+		}
+		if strings.HasPrefix(it.id, subagentID) {
+			s.popScreen(l) // its block is in the transcript
 			return
 		}
 		if it.id == mainID {
