@@ -114,53 +114,8 @@ func commandRunner(home string, live func() (*agent.WorkspaceSession, *eventEndp
 	return func(ctx context.Context, words []string) (string, error) {
 		c, ep := live()
 		switch words[0] {
-		case "/mcp":
-			if c == nil {
-				return "", errors.New("the session has not started")
-			}
-			return c.MCPCommand(ctx, words[1:])
 		case "/events":
 			return ep.command(words[1:])
-		case "/hooks":
-			if c == nil {
-				return "", errors.New("the session has not started")
-			}
-			return c.HooksCommand(words[1:])
-		case "/memory":
-			if c == nil {
-				return "", errors.New("the session has not started")
-			}
-			return c.MemoryCommand(words[1:])
-		case "/context":
-			if c == nil {
-				return "", errors.New("the session has not started")
-			}
-			return c.ContextReport(), nil
-		case "/compact":
-			if c == nil {
-				return "", errors.New("the session has not started")
-			}
-			// A turn of its own, after the running one; the UI shows its
-			// progress and its line (docs/reference/runtime.md, "Context
-			// management").
-			turn, err := c.Session.Submit(agent.CompactRequest(strings.Join(words[1:], " ")))
-			if err != nil {
-				return "", err
-			}
-			_, err = turn.Wait(ctx)
-			return "", err
-		case "/init":
-			if c == nil {
-				return "", errors.New("the session has not started")
-			}
-			// The turn shows itself as it runs; the command ends with it,
-			// so that plain line mode reads its next line only then.
-			turn, err := c.Session.Submit(agent.InitRequest())
-			if err != nil {
-				return "", err
-			}
-			_, err = turn.Wait(ctx)
-			return "", err
 		case "/keybindings":
 			path, created, err := keymap.Create(home)
 			if err != nil {
@@ -170,30 +125,63 @@ func commandRunner(home string, live func() (*agent.WorkspaceSession, *eventEndp
 				return "Created " + path + "\n", nil
 			}
 			return path + " exists; edit it there (changes apply while the session runs).\n", nil
-		case "/agents":
-			if c == nil {
-				return "", errors.New("the session has not started")
-			}
-			return c.AgentsCommand(), nil
 		}
-		if c != nil {
-			// A custom command or a skill: its turn, shown as it runs
-			// (docs/reference/runtime.md, "Subagents, commands and skills").
-			req, ok, err := c.CommandTurn(ctx, words[0], strings.Join(words[1:], " "))
-			if ok {
-				if err != nil {
-					return "", err
-				}
-				turn, err := c.Session.Submit(req)
-				if err != nil {
-					return "", err
-				}
-				_, err = turn.Wait(ctx)
-				return "", err
-			}
+		if c == nil {
+			return "", errors.New("the session has not started")
 		}
-		return "", fmt.Errorf("%w: unknown command %s", agent.ErrUsage, words[0])
+		if run, ok := sessionCommands[words[0]]; ok {
+			return run(ctx, c, words[1:])
+		}
+		// A custom command or a skill: its turn, shown as it runs
+		// (docs/reference/runtime.md, "Subagents, commands and skills").
+		req, ok, err := c.CommandTurn(ctx, words[0], strings.Join(words[1:], " "))
+		if !ok {
+			return "", fmt.Errorf("%w: unknown command %s", agent.ErrUsage, words[0])
+		}
+		if err != nil {
+			return "", err
+		}
+		return "", runTurn(ctx, c, req)
 	}
+}
+
+// sessionCommands are the slash commands that act on the live session.
+var sessionCommands = map[string]func(ctx context.Context, c *agent.WorkspaceSession, args []string) (string, error){
+	"/mcp": func(ctx context.Context, c *agent.WorkspaceSession, args []string) (string, error) {
+		return c.MCPCommand(ctx, args)
+	},
+	"/hooks": func(_ context.Context, c *agent.WorkspaceSession, args []string) (string, error) {
+		return c.HooksCommand(args)
+	},
+	"/memory": func(_ context.Context, c *agent.WorkspaceSession, args []string) (string, error) {
+		return c.MemoryCommand(args)
+	},
+	"/context": func(_ context.Context, c *agent.WorkspaceSession, _ []string) (string, error) {
+		return c.ContextReport(), nil
+	},
+	"/agents": func(_ context.Context, c *agent.WorkspaceSession, _ []string) (string, error) {
+		return c.AgentsCommand(), nil
+	},
+	// A turn of its own, after the running one; the UI shows its progress
+	// and its line (docs/reference/runtime.md, "Context management").
+	"/compact": func(ctx context.Context, c *agent.WorkspaceSession, args []string) (string, error) {
+		return "", runTurn(ctx, c, agent.CompactRequest(strings.Join(args, " ")))
+	},
+	"/init": func(ctx context.Context, c *agent.WorkspaceSession, _ []string) (string, error) {
+		return "", runTurn(ctx, c, agent.InitRequest())
+	},
+}
+
+// runTurn submits a command's turn and waits for it: the turn shows
+// itself as it runs, and the command ends with it, so that plain line mode
+// reads its next line only then.
+func runTurn(ctx context.Context, c *agent.WorkspaceSession, req agent.TurnRequest) error {
+	turn, err := c.Session.Submit(req)
+	if err != nil {
+		return err
+	}
+	_, err = turn.Wait(ctx)
+	return err
 }
 
 // plainSession is the fallback when stdout is not a terminal or

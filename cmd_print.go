@@ -75,23 +75,9 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 			}
 		})
 	}
-	sess.Subscribe(func(ev agent.Event) {
-		// Notices go to stderr: tool chatter never reaches stdout in text
-		// and json formats (docs/reference/cli.md, "Print mode").
-		if sf.outputFormat == "stream-json" {
-			return
-		}
-		switch {
-		case ev.Kind == agent.EventToolEnd && ev.Tool.Result.IsError:
-			fmt.Fprintf(e.err, "agent: %s: %s\n", ev.Tool.Name, sanitizeLine(firstLine(ev.Tool.Result.Content)))
-		case ev.Kind == agent.EventCompact:
-			fmt.Fprintf(e.err, "agent: %s\n", sanitizeLine(ev.Compact.Line()))
-		case ev.Kind == agent.EventNotice:
-			fmt.Fprintf(e.err, "agent: %s\n", sanitizeLine(ev.Text))
-		case ev.Kind == agent.EventHookFailure:
-			fmt.Fprintf(e.err, "agent: hook failed: %s\n", sanitizeLine(ev.Text))
-		}
-	})
+	if sf.outputFormat != "stream-json" {
+		sess.Subscribe(func(ev agent.Event) { printNotice(e, ev) })
+	}
 	req, err := printRequest(ctx, c, prompt)
 	if err != nil {
 		return err
@@ -117,6 +103,23 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 		}
 	}
 	return turnError(ctx, res)
+}
+
+// printNotice writes to stderr what print mode's text and json formats
+// say besides the answer: failed tool calls, compactions, notices, failed
+// hooks (tool chatter never reaches stdout; docs/reference/cli.md, "Print
+// mode").
+func printNotice(e *env, ev agent.Event) {
+	switch {
+	case ev.Kind == agent.EventToolEnd && ev.Tool.Result.IsError:
+		fmt.Fprintf(e.err, "agent: %s: %s\n", ev.Tool.Name, sanitizeLine(firstLine(ev.Tool.Result.Content)))
+	case ev.Kind == agent.EventCompact:
+		fmt.Fprintf(e.err, "agent: %s\n", sanitizeLine(ev.Compact.Line()))
+	case ev.Kind == agent.EventNotice:
+		fmt.Fprintf(e.err, "agent: %s\n", sanitizeLine(ev.Text))
+	case ev.Kind == agent.EventHookFailure:
+		fmt.Fprintf(e.err, "agent: hook failed: %s\n", sanitizeLine(ev.Text))
+	}
 }
 
 // printRequest is the turn of print mode's prompt: a prompt that starts
