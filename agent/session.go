@@ -568,7 +568,7 @@ func (s *Session) loop() {
 }
 
 // request builds the model request from the conversation.
-func (s *Session) request(t *Turn, msgs []providers.Message) (providers.Provider, *providers.Request) {
+func (s *Session) request(t *Turn, parts ...[]providers.Message) (providers.Provider, *providers.Request) {
 	s.mu.Lock()
 	p, model, fr, frame := s.provider, s.model, s.framing, s.frame
 	s.mu.Unlock()
@@ -584,12 +584,20 @@ func (s *Session) request(t *Turn, msgs []providers.Message) (providers.Provider
 	// The pairing check (docs/reference/runtime.md, "Context management"):
 	// every tool call answered by exactly one result right after it, so
 	// that no request is refused for a broken history.
-	if paired, fixes := compact.Pair(msgs); fixes > 0 {
-		s.log.Warn("the conversation's tool calls and results were paired again", "fixes", fixes)
-		msgs = paired
+	// The framing and the conversation's parts in one allocation.
+	n := len(frame)
+	for _, p := range parts {
+		n += len(p)
 	}
-	req.Messages = make([]providers.Message, 0, len(frame)+len(msgs))
-	req.Messages = append(append(req.Messages, frame...), msgs...)
+	all := append(make([]providers.Message, 0, n), frame...)
+	for _, p := range parts {
+		all = append(all, p...)
+	}
+	if paired, fixes := compact.Pair(all[len(frame):]); fixes > 0 {
+		s.log.Warn("the conversation's tool calls and results were paired again", "fixes", fixes)
+		all = append(all[:len(frame):len(frame)], paired...)
+	}
+	req.Messages = all
 	if t.Req.NoTools {
 		// An event turn has no tools and cannot act
 		// (docs/reference/events.md, "The event's turn").
@@ -803,11 +811,12 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 // the framing.
 func (s *Session) stepRequest(t *Turn, base int, turnMsgs []providers.Message) (providers.Provider, *providers.Request, int) {
 	s.mu.Lock()
-	msgs := make([]providers.Message, 0, base+len(turnMsgs))
-	msgs = append(append(msgs, s.history[:base]...), turnMsgs...)
+	// The history's first base messages are never changed in place (a
+	// compaction replaces the slice; the turn's end appends after them).
+	prefix := s.history[:base:base]
 	framing := len(s.frame)
 	s.mu.Unlock()
-	p, req := s.request(t, msgs)
+	p, req := s.request(t, prefix, turnMsgs)
 	return p, req, framing
 }
 
