@@ -23,8 +23,8 @@ type Agent struct {
 	// Prompt is the child's system prompt: the body, read when the agent
 	// is spawned (PromptText), or set directly (--agents).
 	Prompt string
-	File            string
-	Scope           Scope
+	File   string
+	Scope  Scope
 	// Builtin: general-purpose or Explore.
 	Builtin bool
 	// Problems are what is wrong with the file; Fatal ones make it
@@ -159,7 +159,6 @@ func readAgent(path string, scope Scope) *Agent {
 	}
 	return a
 }
-
 
 func pathBase(p string) string {
 	if i := strings.LastIndexByte(p, '/'); i >= 0 {

@@ -107,7 +107,7 @@ func TestDiscoverAgents(t *testing.T) {
 		".agent/agents/huge.md":           "---\nname: huge\ndescription: d\n---\n" + strings.Repeat("x", MaxBody+10),
 	})
 	write(t, home, map[string]string{
-		".agent/agents/planner.md": "---\nname: planner\ndescription: the user's planner\n---\nUser plan.\n",
+		".agent/agents/planner.md":  "---\nname: planner\ndescription: the user's planner\n---\nUser plan.\n",
 		".compat/agents/Explore.md": "---\nname: Explore\ndescription: my own explorer\ntools: Read\n---\nExplore my way.\n",
 	})
 	c := Discover(Options{Workspace: ws, Home: home, Trusted: true})
@@ -198,11 +198,11 @@ func TestDiscoverCommands(t *testing.T) {
 func TestDiscoverSkills(t *testing.T) {
 	ws, home := t.TempDir(), t.TempDir()
 	write(t, ws, map[string]string{
-		".compat/skills/pdf/SKILL.md":       "---\nname: pdf\ndescription: Extract text and tables from PDF files. Use when working with PDFs.\nallowed-tools: Read, Bash(python:*)\n---\n# PDF\nUse scripts/extract.py\n",
+		".compat/skills/pdf/SKILL.md":           "---\nname: pdf\ndescription: Extract text and tables from PDF files. Use when working with PDFs.\nallowed-tools: Read, Bash(python:*)\n---\n# PDF\nUse scripts/extract.py\n",
 		".compat/skills/pdf/scripts/extract.py": "print(1)\n",
-		".agents/skills/nameless/SKILL.md":  "---\ndescription: no name\n---\nbody",
-		".agent/skills/nodesc/SKILL.md":     "---\nname: nodesc\n---\nbody",
-		".agent/skills/empty/README.md":     "not a skill",
+		".agents/skills/nameless/SKILL.md":      "---\ndescription: no name\n---\nbody",
+		".agent/skills/nodesc/SKILL.md":         "---\nname: nodesc\n---\nbody",
+		".agent/skills/empty/README.md":         "not a skill",
 	})
 	write(t, home, map[string]string{".agent/skills/pdf/SKILL.md": "---\nname: pdf\ndescription: the user's pdf\n---\n"})
 	c := Discover(Options{Workspace: ws, Home: home, Trusted: true})
