@@ -117,7 +117,7 @@ func agentFromFields(fields []Field, probs []Problem, file string, scope Scope) 
 	case a.Name == "":
 		fatal(m["name"].Line, "the name is missing")
 	case !validName(a.Name):
-		fatal(m["name"].Line, "the name "+strconv.Quote(a.Name)+" may hold only letters, digits, -, _ and .")
+		fatal(m["name"].Line, "the name "+strconv.Quote(a.Name)+" may hold only letters, digits, '-', '_' and '.'")
 	}
 	if a.Description == "" && fields != nil {
 		fatal(m["description"].Line, "the description is missing (the model chooses an agent by it)")
@@ -196,7 +196,7 @@ func ParseAgentsJSON(data string) ([]*Agent, error) {
 		d := raw[n]
 		switch {
 		case !validName(n):
-			return nil, fmt.Errorf("agent %q: the name may hold only letters, digits, -, _ and .", n)
+			return nil, fmt.Errorf("agent %q: the name may hold only letters, digits, '-', '_' and '.'", n)
 		case d.Description == "":
 			return nil, fmt.Errorf("agent %s: description is missing", n)
 		case d.Prompt == "":

@@ -80,7 +80,7 @@ func readSkill(dir, file, folder string, scope Scope) *Skill {
 		s.Problems = append(s.Problems, Problem{0, "the name is missing; the folder's name " + folder + " is used"})
 	}
 	if !validName(s.Name) {
-		s.Problems, s.Fatal = append(s.Problems, Problem{m["name"].Line, "the name may hold only letters, digits, -, _ and ."}), true
+		s.Problems, s.Fatal = append(s.Problems, Problem{m["name"].Line, "the name may hold only letters, digits, '-', '_' and '.'"}), true
 	}
 	s.Description = m["description"].Str
 	if s.Description == "" {
