@@ -42,11 +42,12 @@ type ClientOptions struct {
 	// fetched again) and prompts/list_changed.
 	OnResourcesChanged func(resources []Resource, templates []ResourceTemplate)
 	OnPromptsChanged   func(prompts []Prompt)
-	// ListChangedDelay is the window in which list_changed notifications
-	// are coalesced: the first one opens it, and every list announced
-	// within it is fetched once when it closes, so that a server that
-	// floods notifications costs at most one refresh per window
-	// (docs/reference/mcp.md, "Lists that change"). 0 means 1 s.
+	// ListChangedDelay is the least time between two refreshes of the
+	// lists after list_changed notifications: a refresh waits until the
+	// notifications pause for a tenth of it (or for twice it after the
+	// first), and fetches every list announced meanwhile once, so that a
+	// server that floods notifications costs at most one refresh per
+	// delay (docs/reference/mcp.md, "Lists that change"). 0 means 1 s.
 	ListChangedDelay time.Duration
 	// Roots are the roots offered to the server (roots/list); nil declares
 	// no roots capability.
@@ -106,6 +107,8 @@ type Client struct {
 	nextToken  int64
 	listenID   jsonrpc.ID
 	dirty      listKind            // lists announced changed, not fetched yet
+	windowOpen time.Time           // the first announcement of those
+	lastNote   time.Time           // the latest one
 	urlElicits map[string]struct{} // accepted URL elicitations, for their completion
 
 	reinitMu  sync.Mutex

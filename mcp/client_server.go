@@ -197,11 +197,16 @@ func (c *Client) logMessage(params json.RawMessage) {
 
 // listChanged records that the server announced changes of kinds. The
 // first announcement after a refresh opens the coalescing window; the
-// others only add to what it will fetch.
+// others only add to what it will fetch and push its end while they keep
+// coming.
 func (c *Client) listChanged(kinds listKind) {
 	c.mu.Lock()
 	open := c.dirty == 0
 	c.dirty |= kinds
+	c.lastNote = time.Now()
+	if open {
+		c.windowOpen = c.lastNote
+	}
 	if kinds&listTools != 0 {
 		c.toolsValid = false
 	}
@@ -214,24 +219,44 @@ func (c *Client) listChanged(kinds listKind) {
 	}
 }
 
-// refresher fetches the lists announced changed: once per window of
-// ListChangedDelay, however many notifications arrive in it, one list
-// after the other.
+// refresher fetches the lists announced changed, one after the other, at
+// most once per ListChangedDelay (d): a refresh waits until the
+// notifications pause for d/10, or for 2d after the first of them, and
+// never starts sooner than d after the previous one. A storm of
+// notifications within a second is fetched once, after it; a server that
+// never stops costs one refresh per 2d.
 func (c *Client) refresher() {
 	defer c.wg.Done()
-	delay := c.opts.ListChangedDelay
-	if delay <= 0 {
-		delay = time.Second
+	d := c.opts.ListChangedDelay
+	if d <= 0 {
+		d = time.Second
 	}
+	var last time.Time // the previous refresh's start
 	for {
 		select {
 		case <-c.ctx.Done():
 			return
 		case <-c.refresh:
 		}
-		if !sleepCtx(c.ctx, delay) {
-			return
+		for {
+			c.mu.Lock()
+			due := c.lastNote.Add(d / 10)
+			if limit := c.windowOpen.Add(2 * d); limit.Before(due) {
+				due = limit
+			}
+			c.mu.Unlock()
+			if next := last.Add(d); !last.IsZero() && due.Before(next) {
+				due = next
+			}
+			wait := time.Until(due)
+			if wait <= 0 {
+				break
+			}
+			if !sleepCtx(c.ctx, wait) {
+				return
+			}
 		}
+		last = time.Now()
 		c.mu.Lock()
 		kinds := c.dirty
 		c.dirty = 0

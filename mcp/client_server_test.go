@@ -223,8 +223,9 @@ func TestTemplatesOptional(t *testing.T) {
 }
 
 // TestListChangedCoalesced: a flood of list_changed notifications is
-// fetched once per window, each announced list once, and a notification
-// after a refresh opens the next window no sooner.
+// fetched once, after it pauses, each announced list once; a refresh never
+// follows the previous one sooner than the delay, and a flood that never
+// pauses is fetched every two delays.
 func TestListChangedCoalesced(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var toolsN, resN, promptsN atomic.Int32
@@ -238,33 +239,47 @@ func TestListChangedCoalesced(t *testing.T) {
 			OnPromptsChanged:   func([]Prompt) { promptsN.Add(1) },
 		})
 		ctx := context.Background()
-		start := time.Now()
-		for i := range 3000 {
-			method := []string{"notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed"}[i%3]
-			if err := p.srvConn.Notify(ctx, method, nil); err != nil {
-				t.Fatal(err)
+		methods := []string{"notifications/tools/list_changed", "notifications/resources/list_changed", "notifications/prompts/list_changed"}
+		storm := func(n int, every time.Duration) {
+			for i := range n {
+				if err := p.srvConn.Notify(ctx, methods[i%3], nil); err != nil {
+					t.Error(err)
+					return
+				}
+				time.Sleep(every)
 			}
 		}
-		time.Sleep(500 * time.Millisecond)
+		start := time.Now()
+		storm(3000, 300*time.Microsecond) // 0.9 s, never pausing for 100 ms
 		synctest.Wait()
 		if toolsN.Load() != 0 {
-			t.Fatal("refreshed before the window closed")
+			t.Fatal("refreshed while the notifications kept coming")
 		}
-		time.Sleep(time.Second)
+		time.Sleep(200 * time.Millisecond)
 		synctest.Wait()
 		if toolsN.Load() != 1 || resN.Load() != 1 || promptsN.Load() != 1 {
 			t.Fatalf("refreshes: tools %d, resources %d, prompts %d; want one each", toolsN.Load(), resN.Load(), promptsN.Load())
 		}
-		p.srvConn.Notify(ctx, "notifications/tools/list_changed", nil) //nolint:errcheck // checked below
+		// One more right after the refresh: it waits for the delay.
+		p.srvConn.Notify(ctx, methods[0], nil) //nolint:errcheck // checked below
 		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		// A flood that never pauses: fetched every two delays.
+		storm(5000, time.Millisecond)
+		time.Sleep(time.Second)
 		synctest.Wait()
 		mu.Lock()
 		defer mu.Unlock()
-		if len(refreshedAt) != 2 || refreshedAt[0].Sub(start) < time.Second || refreshedAt[1].Sub(refreshedAt[0]) < time.Second {
-			t.Fatalf("refreshed at %v (start %v)", refreshedAt, start)
+		if len(refreshedAt) < 4 || refreshedAt[0].Sub(start) < 900*time.Millisecond {
+			t.Fatalf("refreshed at %v after a start at %v", refreshedAt, start)
 		}
-		if n := strings.Count(strings.Join(p.srv.methods(), " "), "tools/list"); n != 2 {
-			t.Errorf("the server answered tools/list %d times", n)
+		for i := 1; i < len(refreshedAt); i++ {
+			if gap := refreshedAt[i].Sub(refreshedAt[i-1]); gap < time.Second {
+				t.Errorf("refreshes %d and %d only %v apart", i-1, i, gap)
+			}
+		}
+		if n := len(refreshedAt); n > 2+3 {
+			t.Errorf("%d refreshes for a 5 s flood", n)
 		}
 		p.c.Close()
 		p.srvConn.Close()
