@@ -148,7 +148,9 @@ func eventsFrom(rd *sse.Reader, stop func(readEvent) bool) []readEvent {
 	}
 }
 
-func isResponse(e readEvent) bool { return strings.Contains(e.data, `"result"`) || strings.Contains(e.data, `"error"`) }
+func isResponse(e readEvent) bool {
+	return strings.Contains(e.data, `"result"`) || strings.Contains(e.data, `"error"`)
+}
 
 // TestResumeAfterDisconnect: the POST's connection drops in the middle of
 // a turn; the turn goes on; GET with the last event id gets what came
