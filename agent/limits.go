@@ -241,13 +241,15 @@ func (c *WorkspaceSession) askLocalWindow() {
 			return
 		}
 		var once sync.Once
-		var unsub func()
-		unsub = sess.Subscribe(func(ev Event) {
+		// The observer may run before Subscribe returns: the function that
+		// ends it reaches it through a channel, not a variable.
+		unsub := make(chan func(), 1)
+		unsub <- sess.Subscribe(func(ev Event) {
 			if ev.Kind == EventComplete {
 				once.Do(func() {
 					go func() {
 						ask()
-						unsub()
+						(<-unsub)()
 					}()
 				})
 			}
