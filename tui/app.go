@@ -371,7 +371,7 @@ func (a *App) resized() {
 func (a *App) Confirm(ctx context.Context, title, question string) (bool, error) {
 	a.start()
 	done := make(chan bool, 1)
-	a.st.confirm = &confirmPrompt{title: title, question: question, reply: done}
+	a.st.confirm = &confirmPrompt{title: title, question: question, reply: func(yes bool) { done <- yes }}
 	a.st.dirty = true
 	var answer bool
 	err := a.loop(ctx, func() bool {
@@ -621,6 +621,7 @@ func (a *App) checkState() {
 	if a.st.perm != nil && a.st.perm.ctx.Err() != nil {
 		a.st.withdrawPermission(a.st.perm)
 	}
+	a.st.withdrawElicits()
 }
 
 func (a *App) handleInput(evs []keys.Event) {
