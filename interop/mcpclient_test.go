@@ -181,12 +181,14 @@ func TestMCPConformanceClientScenarios(t *testing.T) {
 		{"0.1.16", p.path("@modelcontextprotocol/conformance/dist/index.js"), "initialize", ""},
 		{"0.1.16", p.path("@modelcontextprotocol/conformance/dist/index.js"), "tools_call", ""},
 		{"0.1.16", p.path("@modelcontextprotocol/conformance/dist/index.js"), "sse-retry", ""},
+		{"0.1.16", p.path("@modelcontextprotocol/conformance/dist/index.js"), "elicitation-sep1034-client-defaults", ""},
 	}
 	if nextJS != "" {
 		runs = append(runs,
 			run{"next", nextJS, "initialize", ""},
 			run{"next", nextJS, "tools_call", ""},
 			run{"next", nextJS, "sse-retry", ""},
+			run{"next", nextJS, "elicitation-sep1034-client-defaults", ""},
 			// The stateless revision: the suite's server speaks only
 			// 2026-07-28 and checks the per-request metadata.
 			run{"next", nextJS, "tools_call", "2026-07-28"},
