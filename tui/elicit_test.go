@@ -269,3 +269,45 @@ func TestMentionsAndPromptCommands(t *testing.T) {
 		}
 	})
 }
+
+// TestQuestionsWhileRunning: Confirm and AskText from a command goroutine
+// while the session runs (a sign-in's questions) go to the running loop;
+// Ctrl-C answers a posted confirm with no.
+func TestQuestionsWhileRunning(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, 80, 16, Options{})
+		text := make(chan string, 1)
+		go func() {
+			v, ok, err := h.app.AskText(context.Background(), "Paste the full address", true)
+			text <- fmt.Sprintf("%s %v %v", v, ok, err)
+		}()
+		synctest.Wait()
+		h.expect("Paste the full address")
+		h.typ("secret-value\r")
+		if got := <-text; got != "secret-value true <nil>" {
+			t.Fatalf("AskText = %s", got)
+		}
+		h.expectNot("Paste the full address")
+		yes := make(chan bool, 1)
+		go func() {
+			y, _ := h.app.Confirm(context.Background(), "MCP sign-in", "Open the browser?")
+			yes <- y
+		}()
+		synctest.Wait()
+		h.expect("Open the browser?")
+		h.typ("y")
+		if !<-yes {
+			t.Fatal("yes was not taken")
+		}
+		go func() {
+			y, _ := h.app.Confirm(context.Background(), "MCP sign-in", "Open it now?")
+			yes <- y
+		}()
+		synctest.Wait()
+		h.typ("\x03")
+		if <-yes {
+			t.Fatal("Ctrl-C answered yes")
+		}
+		h.expectNot("Open it now?")
+	})
+}

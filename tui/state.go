@@ -270,6 +270,8 @@ func (s *state) interrupt(now time.Time) {
 		// A server's question is dismissed; the turn that waits for it
 		// goes on (the server decides what a cancelled question means).
 		s.finishElicit(s.elicits[0], elicit.Result{Action: elicit.Cancel})
+	case s.confirm != nil && s.confirm.cancel != nil:
+		s.confirm.cancel()
 	case s.busy && s.session != nil:
 		s.session.Abort()
 	case s.textPrompt != nil:
