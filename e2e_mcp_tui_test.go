@@ -22,7 +22,9 @@ type tuiMCP struct {
 	answer chan json.RawMessage
 }
 
-func newTUIMCP() *tuiMCP { return &tuiMCP{events: make(chan []byte), answer: make(chan json.RawMessage, 1)} }
+func newTUIMCP() *tuiMCP {
+	return &tuiMCP{events: make(chan []byte), answer: make(chan json.RawMessage, 1)}
+}
 
 func (m *tuiMCP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	reply := func(id json.RawMessage, result any) {
