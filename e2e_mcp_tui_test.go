@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 // the listening GET stream and answers with the user's answer.
 type tuiMCP struct {
 	events chan []byte // written on the GET stream
-	mu     sync.Mutex
 	answer chan json.RawMessage
 }
 
