@@ -25,17 +25,7 @@ func TestE2EServeResume(t *testing.T) {
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Bash", Args: `{"command":"sleep 1"}`}}},
 		fakemodel.Reply{Text: "finished after the drop"})
 	s.write(".agent/settings.local.json", `{"permissions": {"allow": ["Bash(sleep *)"]}}`)
-	tokFile := filepath.Join(t.TempDir(), "serve.token")
-	p := startServe(t, s, "--http-token-file", tokFile)
-	port := p.waitLine(t, listenRe)[1]
-	p.waitLine(t, regexp.MustCompile(regexp.QuoteMeta("bearer token in "+tokFile)))
-	tok, _ := os.ReadFile(tokFile)
-	url := "http://127.0.0.1:" + port + "/mcp"
-	h := map[string]string{"Authorization": "Bearer " + string(tok)}
-	resp, _ := httpDo(t, mcpPost(t, url, initLine, h))
-	h["Mcp-Session-Id"] = resp.Header.Get("Mcp-Session-Id")
-	h["MCP-Protocol-Version"] = "2025-11-25"
-	httpDo(t, mcpPost(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, h))
+	p, url, h, _ := serveSessionHTTP(t, s)
 
 	ctx, drop := context.WithCancel(context.Background())
 	req := mcpPost(t, url, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"agent_submit","arguments":{"prompt":"wait"},"_meta":{"progressToken":1}}}`, h)
@@ -76,4 +66,24 @@ func TestE2EServeResume(t *testing.T) {
 		t.Fatalf("the answer has no event id: %s", body)
 	}
 	p.stop(t, syscall.SIGTERM)
+}
+
+// serveSessionHTTP starts loopback `agent mcp serve` in the sandbox and
+// opens a session of 2025-11-25: the endpoint, the headers of the
+// session's requests (bearer token, session id, revision), and the token
+// file.
+func serveSessionHTTP(t *testing.T, s *sandbox) (p *serveProc, url string, h map[string]string, tokFile string) {
+	t.Helper()
+	tokFile = filepath.Join(t.TempDir(), "serve.token")
+	p = startServe(t, s, "--http-token-file", tokFile)
+	port := p.waitLine(t, listenRe)[1]
+	p.waitLine(t, regexp.MustCompile(regexp.QuoteMeta("bearer token in "+tokFile)))
+	tok, _ := os.ReadFile(tokFile)
+	url = "http://127.0.0.1:" + port + "/mcp"
+	h = map[string]string{"Authorization": "Bearer " + string(tok)}
+	resp, _ := httpDo(t, mcpPost(t, url, initLine, h))
+	h["Mcp-Session-Id"] = resp.Header.Get("Mcp-Session-Id")
+	h["MCP-Protocol-Version"] = "2025-11-25"
+	httpDo(t, mcpPost(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, h))
+	return p, url, h, tokFile
 }

@@ -5,7 +5,6 @@ package mcp
 import (
 	"bytes"
 	"context"
-	"os"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -29,14 +28,7 @@ func BenchmarkListChangedStorm(b *testing.B) {
 	burst := bytes.Repeat(note, storm/bursts)
 	var refreshes, cpu float64
 	for b.Loop() {
-		r1, w1, err := os.Pipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		r2, w2, err := os.Pipe()
-		if err != nil {
-			b.Fatal(err)
-		}
+		r1, w1, r2, w2 := osPipes(b)
 		srv := newFakeServer(fakeConfig{versions: legacyOnly, listChanged: true})
 		srvConn, _ := srv.serveStream(jsonrpc.NewStream(r2, w1, jsonrpc.ReaderOptions{}))
 		var changed atomic.Int32

@@ -597,16 +597,7 @@ func (m *Manager) transport(ctx context.Context, d *config.ServerDef) (Transport
 // (collisions are settled across servers, docs/reference/mcp.md, "Tool
 // naming").
 func (m *Manager) renameLocked() {
-	var refs []ToolRef
-	byRef := map[ToolRef]Tool{}
-	for server, sc := range m.conns {
-		for _, t := range sc.tools {
-			r := ToolRef{Server: server, Tool: t.Name}
-			refs = append(refs, r)
-			byRef[r] = t
-		}
-	}
-	named, diags := NameTools(refs)
+	named, byRef := nameAllLocked(m, func(sc *managedConn) []Tool { return sc.tools }, func(t Tool) string { return t.Name })
 	m.named = make(map[string]ServerTool, len(named))
 	m.order = m.order[:0]
 	for _, n := range named {
@@ -614,10 +605,27 @@ func (m *Manager) renameLocked() {
 		m.order = append(m.order, n.Name)
 	}
 	sort.Strings(m.order)
+	m.namePromptsLocked()
+}
+
+// nameAllLocked names the items (tools, prompts) of every connected
+// server as NameTools does, reports the collisions, and maps each name's
+// reference back to its item.
+func nameAllLocked[T any](m *Manager, items func(*managedConn) []T, name func(T) string) ([]NamedTool, map[ToolRef]T) {
+	var refs []ToolRef
+	byRef := map[ToolRef]T{}
+	for server, sc := range m.conns {
+		for _, it := range items(sc) {
+			r := ToolRef{Server: server, Tool: name(it)}
+			refs = append(refs, r)
+			byRef[r] = it
+		}
+	}
+	named, diags := NameTools(refs)
 	for _, d := range diags {
 		m.diag("%s", d)
 	}
-	m.namePromptsLocked()
+	return named, byRef
 }
 
 func (m *Manager) changed() {

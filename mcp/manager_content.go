@@ -40,24 +40,12 @@ const PromptCommandPrefix = "mcp__"
 // namePromptsLocked names the prompts of every connected server; prompts
 // whose names collide are left out with a diagnostic, as tools are.
 func (m *Manager) namePromptsLocked() {
-	var refs []ToolRef
-	byRef := map[ToolRef]Prompt{}
-	for server, sc := range m.conns {
-		for _, p := range sc.prompts {
-			r := ToolRef{Server: server, Tool: p.Name}
-			refs = append(refs, r)
-			byRef[r] = p
-		}
-	}
-	named, diags := NameTools(refs)
+	named, byRef := nameAllLocked(m, func(sc *managedConn) []Prompt { return sc.prompts }, func(p Prompt) string { return p.Name })
 	m.prompts = m.prompts[:0]
 	for _, n := range named {
 		m.prompts = append(m.prompts, ServerPrompt{Command: PromptCommandPrefix + n.Name, Server: n.Server, Prompt: byRef[n.ToolRef]})
 	}
 	sort.Slice(m.prompts, func(i, j int) bool { return m.prompts[i].Command < m.prompts[j].Command })
-	for _, d := range diags {
-		m.diag("%s", d)
-	}
 }
 
 // Prompts lists the connected servers' prompts by command name.
