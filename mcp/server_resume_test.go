@@ -359,3 +359,24 @@ func TestParseEventID(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseEventID: a Last-Event-ID from outside parses to the stream and
+// event it names or to nothing; what parses is what id would print.
+func FuzzParseEventID(f *testing.F) {
+	for _, s := range []string{"1.0", "3.17", " 2.5 ", "0.1", "1.-1", "x", "9999999999999999999.1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		stream, seq, ok := parseEventID(s)
+		if !ok {
+			return
+		}
+		if stream <= 0 || seq < 0 {
+			t.Fatalf("parseEventID(%q) = %d, %d", s, stream, seq)
+		}
+		es := newEventStream(stream)
+		if again, seq2, ok2 := parseEventID(es.id(seq)); !ok2 || again != stream || seq2 != seq {
+			t.Fatalf("%q does not round-trip", s)
+		}
+	})
+}
