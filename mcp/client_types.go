@@ -320,12 +320,6 @@ type listParams struct {
 	Meta   *requestMeta `json:"_meta,omitempty"`
 }
 
-type listToolsResult struct {
-	ResultType string            `json:"resultType,omitempty"`
-	Tools      []json.RawMessage `json:"tools"`
-	NextCursor *string           `json:"nextCursor,omitempty"`
-}
-
 type uriParams struct {
 	URI  string       `json:"uri"`
 	Meta *requestMeta `json:"_meta,omitempty"`
