@@ -17,6 +17,7 @@ import (
 	"agent/events"
 	"agent/internal/securefile"
 	"agent/mcp"
+	"agent/mcp/oauth"
 	"agent/providers"
 	"agent/providers/builtin"
 	"agent/tui"
@@ -131,6 +132,15 @@ func commandRunner(home string, live func() (*agent.WorkspaceSession, *eventEndp
 		}
 		if run, ok := sessionCommands[words[0]]; ok {
 			return run(ctx, c, words[1:])
+		}
+		if agent.IsMCPPromptCommand(words[0]) {
+			// An MCP prompt: fetched with its arguments and sent as a
+			// turn (docs/reference/mcp.md, "Prompts").
+			req, err := c.MCPPromptRequest(ctx, words)
+			if err != nil {
+				return "", err
+			}
+			return "", runTurn(ctx, c, req)
 		}
 		// A custom command or a skill: its turn, shown as it runs
 		// (docs/reference/runtime.md, "Subagents, commands and skills").
@@ -343,14 +353,48 @@ func (u *interactiveUI) hooks() tui.Hooks {
 		SaveUI:          func(ui tui.UISettings) error { return tui.SaveUISettings(u.e.home, ui) },
 		Transports:      u.transports,
 		Attach:          u.attach,
+		OpenURL:         oauth.OpenBrowser,
+		MCPPrompts:      u.mcpPrompts,
+		MCPMentions:     u.mcpMentions,
 	}
+}
+
+// mcpPrompts lists the connected servers' prompts for the slash menu.
+func (u *interactiveUI) mcpPrompts() []agent.PromptCommand {
+	c, _ := u.live.get()
+	if c == nil || c.MCP == nil {
+		return nil
+	}
+	return c.MCPPromptCommands()
+}
+
+// mcpMentions lists the @server:uri of the connected servers' resources
+// and templates for the composer's completion.
+func (u *interactiveUI) mcpMentions() []tui.Mention {
+	c, _ := u.live.get()
+	if c == nil || c.MCP == nil {
+		return nil
+	}
+	res, tmpl := c.MCP.Resources()
+	out := make([]tui.Mention, 0, len(res)+len(tmpl))
+	for _, r := range res {
+		help := r.Name
+		if r.Description != "" {
+			help += " — " + r.Description
+		}
+		out = append(out, tui.Mention{Text: "@" + r.Server + ":" + r.URI, Help: help})
+	}
+	for _, t := range tmpl {
+		out = append(out, tui.Mention{Text: "@" + t.Server + ":" + t.URITemplate, Help: t.Name + " (template)"})
+	}
+	return out
 }
 
 // startOptions are the session's options with the UI as the prompter, the
 // notice sink and the sign-in conversation.
 func (u *interactiveUI) startOptions() agent.StartOptions {
 	o := u.e.startOptions(u.sf, u.f, interactiveFront)
-	o.Prompter, o.Notice, o.SignInUI = u.app, u.notice, signInUI{u.app}
+	o.Prompter, o.Notice, o.SignInUI, o.Elicitor = u.app, u.notice, signInUI{u.app}, u.app
 	return o
 }
 

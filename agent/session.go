@@ -91,6 +91,10 @@ type SessionOptions struct {
 	// mode and the rules say ("" for most calls): Write and Edit of a
 	// settings file or an approved hook's script.
 	Guard func(spec tools.Spec, t tools.Target) string
+	// Expand returns what a user's prompt gets attached when its turn
+	// starts (the MCP resources it mentions, mcpresources.go); nil
+	// attaches nothing.
+	Expand func(ctx context.Context, prompt string) []providers.Part
 }
 
 // Framing is what a session sends before its conversation on every
@@ -250,6 +254,9 @@ type Session struct {
 	// groups in name order, rebuilt on a change and read without copying.
 	extra map[string][]tools.Tool
 	all   []tools.Tool
+	// staged are tool groups that change when the running turn ends
+	// (toolsets.go).
+	staged map[string][]tools.Tool
 	// notes are background-task results for the model, sent with the
 	// next turn's prompt.
 	notes []string
@@ -562,6 +569,7 @@ func (s *Session) loop() {
 
 		s.mu.Lock()
 		s.running = nil
+		s.applyStagedLocked()
 		s.mu.Unlock()
 		close(t.done)
 	}
@@ -657,6 +665,9 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 	s.notes = nil
 	s.mu.Unlock()
 	um := userMessage(t.Req)
+	if s.opts.Expand != nil && t.Req.From == "" {
+		um.Content = append(um.Content, s.opts.Expand(ctx, t.Req.Prompt)...)
+	}
 	if len(notes) > 0 {
 		// Results of background tasks that finished since the last turn
 		// reach the model ahead of the prompt.
@@ -1030,7 +1041,7 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 	if v.Decision != Allow {
 		return end(tools.Result{IsError: true, Content: DeniedMessage(spec.Name, v)}, true)
 	}
-	r := tool.Run(context.WithValue(ctx, callKey{}, c.ID), c.Arguments)
+	r := tool.Run(s.progressContext(context.WithValue(ctx, callKey{}, c.ID), turnID, ev), c.Arguments)
 	if s.opts.Attach != nil && target.Kind == tools.TargetPath && !r.IsError {
 		// The instruction files of the folders the call reached, once each
 		// (docs/reference/runtime.md, "System prompt and instruction files").
@@ -1078,6 +1089,10 @@ func (s *Session) toolList() []tools.Tool {
 func (s *Session) SetTools(group string, ts []tools.Tool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.setToolsLocked(group, ts)
+}
+
+func (s *Session) setToolsLocked(group string, ts []tools.Tool) {
 	if s.extra == nil {
 		s.extra = map[string][]tools.Tool{}
 	}

@@ -20,6 +20,7 @@ import (
 	"agent/internal/quote"
 	"agent/mcp"
 	"agent/mcp/oauth"
+	"agent/providers"
 )
 
 // startSource is the SessionStart source of a start.
@@ -124,6 +125,10 @@ type StartOptions struct {
 	// SignInUI carries /mcp login's conversation (the URL, the browser
 	// question, the masked paste); nil: /mcp login is refused.
 	SignInUI oauth.UI
+	// Elicitor asks the user the questions of MCP servers (elicitation);
+	// nil declines them, as a headless session must
+	// (docs/reference/mcp.md, "Elicitation").
+	Elicitor Elicitor
 
 	// Overrides replace parts the runtime otherwise builds itself. Front
 	// ends leave them zero; tests and special deployments set them.
@@ -186,6 +191,7 @@ type WorkspaceSession struct {
 	// of the workspace and the user (docs/reference/runtime.md,
 	// "Subagents, commands and skills").
 	Catalog    *extend.Catalog
+	debug      *debugLog
 	httpClient *http.Client // the providers' (nil: the default client)
 	asking     sync.Mutex   // one question to a local server at a time
 	mcpTools   *mcpTools
@@ -296,6 +302,11 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 		}
 	}
 	c.Hooks = startHooks(s, ws, home, opts)
+	if opts.Overrides.NoTranscript {
+		c.debug = newDebugLog("", id)
+	} else {
+		c.debug = newDebugLog(home, id)
+	}
 	c.Instructions = newInstructions(ctx, instructionOptions{
 		workspace: ws, home: home, trusted: trusted, maxBytes: s.Prompt.InstructionsMaxBytes,
 		replace: replace, append: appendText, model: choice.Model, mode: mode, notice: opts.Notice,
@@ -335,6 +346,12 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 		Permissions: checker, Prompter: opts.Prompter,
 		Hooks: c.Hooks, Guard: c.guard, StartSource: startSource(opts),
 		Workspace: ws, Transcript: c.transcript, TurnsBefore: turns,
+		Expand: func(ctx context.Context, prompt string) []providers.Part {
+			if c.MCP == nil {
+				return nil
+			}
+			return c.expandMentions(ctx, prompt)
+		},
 	}
 	if c.Resumed != nil {
 		so.History = c.Resumed.History
@@ -386,6 +403,7 @@ func (c *WorkspaceSession) startMCP(ctx context.Context, opts StartOptions) {
 	if oauthT == nil {
 		oauthT = c.oauthTransport
 	}
+	ask := (&elicitation{asker: opts.Elicitor, notice: notice, one: make(chan struct{}, 1)}).elicit
 	c.MCP = mcp.NewManager(mcp.ManagerOptions{
 		Settings: s, Workspace: c.Workspace,
 		ApprovalStore: opts.MCPApprovalStore, StdioAuthorities: opts.MCPStdioAuthorities,
@@ -394,12 +412,21 @@ func (c *WorkspaceSession) startMCP(ctx context.Context, opts StartOptions) {
 		Policy:  policy,
 		Helpers: mcp.HelperOptions{Allowed: s.HeaderHelpers, Dir: c.Workspace},
 		OnChange: func() {
-			c.Session.SetTools("mcp", mt.list())
+			// A running turn keeps the tools it started with
+			// (docs/reference/mcp.md, "Lists that change").
+			c.Session.SetToolsBetweenTurns("mcp", mt.list())
+			var res []tools.Tool
+			if len(c.MCP.ResourceServers()) > 0 {
+				res = []tools.Tool{listResourcesTool{c.MCP}, readResourceTool{c.MCP}}
+			}
+			c.Session.SetToolsBetweenTurns("mcp-resources", res)
 			c.Instructions.setMCP(c.MCP.ServerInstructions())
 		},
 		OnDiagnostic: notice,
+		Elicit:       ask,
+		OnLog:        c.logMCP,
 	})
-	mt.m = c.MCP
+	mt.m, mt.elicit = c.MCP, ask
 	if len(s.Servers) > 0 {
 		c.Session.SetTools("mcp-status", []tools.Tool{mcpStatusTool{c.MCP}})
 	}
@@ -444,5 +471,5 @@ func (c *WorkspaceSession) Close() error {
 	if c.transcript != nil {
 		err = errors.Join(err, c.transcript.Close())
 	}
-	return err
+	return errors.Join(err, c.debug.Close())
 }

@@ -103,6 +103,22 @@ type Hooks struct {
 	// Commands lists the session's custom commands and skills for the
 	// slash menu and /help; the command runner runs them.
 	Commands func() []agent.SlashCommand
+	// OpenURL opens an address in the browser, after the user agreed (an
+	// MCP server's URL elicitation); nil: the address is shown to open by
+	// hand.
+	OpenURL func(ctx context.Context, url string) error
+	// MCPPrompts lists the MCP prompts offered as slash commands;
+	// MCPMentions the @server:uri of the connected servers' resources
+	// and templates, for the composer's completion. Both are called on
+	// the UI loop and must answer from memory.
+	MCPPrompts  func() []agent.PromptCommand
+	MCPMentions func() []Mention
+}
+
+// Mention is one completion of an @ in the composer: the text it inserts
+// and what it is.
+type Mention struct {
+	Text, Help string
 }
 
 // async runs fn off the UI loop and applies its result on the loop.

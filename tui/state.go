@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"agent/agent"
+	"agent/internal/elicit"
 	"agent/tui/keymap"
 	"agent/tui/keys"
 	"agent/tui/screen"
@@ -59,6 +60,7 @@ type toolEntry struct {
 	done, isError      bool
 	denied             bool
 	content, display   string
+	progress           string // what the running call last reported
 	// sub is what a subagent this call runs is doing: its tool calls as
 	// they run, then its figures line.
 	sub *subView
@@ -97,12 +99,17 @@ var permChoices = []struct {
 type confirmPrompt struct {
 	title, question string
 	yes             bool // the selected choice; No is the default
-	reply           chan bool
+	reply           func(yes bool)
+	// cancel, when set, is what Ctrl-C does on this screen (an MCP
+	// server's question is cancelled, elicit.go).
+	cancel func()
 }
 
-// textPrompt asks for one value; masked hides it.
+// textPrompt asks for one value; masked hides it. detail is text shown
+// under the title (an MCP server's question and the field's description).
 type textPrompt struct {
 	title  string
+	detail string
 	masked bool
 	buf    []rune
 	reply  func(v string, ok bool)
@@ -147,6 +154,9 @@ type state struct {
 	perm       *permPrompt
 	confirm    *confirmPrompt
 	textPrompt *textPrompt
+	// elicits are MCP servers' questions, the one asked first
+	// (elicit.go).
+	elicits []*elicitRun
 
 	// The list screens, the focused one last (list.go).
 	screens []*listScreen
@@ -268,6 +278,12 @@ func (s *state) interrupt(now time.Time) {
 		if s.session != nil {
 			s.session.Abort()
 		}
+	case len(s.elicits) > 0 && s.elicits[0].onScreen(s):
+		// A server's question is dismissed; the turn that waits for it
+		// goes on (the server decides what a cancelled question means).
+		s.finishElicit(s.elicits[0], elicit.Result{Action: elicit.Cancel})
+	case s.confirm != nil && s.confirm.cancel != nil:
+		s.confirm.cancel()
 	case s.busy && s.session != nil:
 		s.session.Abort()
 	case s.textPrompt != nil:
@@ -348,7 +364,7 @@ func (s *state) paste(text string) {
 }
 
 func (s *state) composerChanged() {
-	s.ac = newAutocomplete(s.comp.text(), s.ac, s.extraCommands())
+	s.ac = s.autocompleteFor(s.comp.text(), s.comp.cur, s.ac)
 }
 
 // action runs a bound action of a context.
@@ -531,7 +547,7 @@ func (s *state) confirmAction(a keys.Action) {
 		return
 	}
 	s.confirm = nil
-	c.reply <- c.yes
+	c.reply(c.yes)
 }
 
 func (s *state) textAction(a keys.Action) {
@@ -619,6 +635,17 @@ func (s *state) event(ev agent.Event) {
 				}
 				e.finished = true
 				e.changed()
+				break
+			}
+		}
+	case agent.EventToolProgress:
+		for i := len(s.entries) - 1; i >= 0; i-- {
+			e := s.entries[i]
+			if e.kind == entTool && e.tool.callID == ev.Tool.CallID {
+				if !e.tool.done {
+					e.tool.progress = ev.Tool.Progress
+					e.changed()
+				}
 				break
 			}
 		}
