@@ -146,6 +146,11 @@ func allowedImport(from, imp string, std bool) (bool, string) {
 		// runtime that calls it (docs/reference/runtime.md, "System prompt
 		// and instruction files").
 		return to == "config" || under(to, "internal"), "agent/prompt imports only config and internal"
+	case from == "agent/extend":
+		// The readers of subagent, command and skill files are pure
+		// parsers and directory walks; the runtime runs what they find
+		// (docs/reference/runtime.md, "Subagents, commands and skills").
+		return under(to, "internal"), "agent/extend imports only internal"
 	case from == "agent/hooks":
 		// Hooks read their definitions from the settings and run
 		// processes; the runtime applies what they decide
@@ -246,6 +251,9 @@ func TestImportRuleTable(t *testing.T) {
 		{"the prompt builder imports no agent", "agent/prompt", "agent/agent", false, false},
 		{"agent may import compaction", "agent", "agent/agent/compact", false, true},
 		{"agent may import hooks", "agent", "agent/agent/hooks", false, true},
+		{"agent may import extend", "agent", "agent/agent/extend", false, true},
+		{"extend imports no agent", "agent/extend", "agent/agent", false, false},
+		{"extend imports no config", "agent/extend", "agent/config", false, false},
 		{"hooks import no agent", "agent/hooks", "agent/agent", false, false},
 		{"hooks import no providers", "agent/hooks", "agent/providers", false, false},
 		{"hooks may import config", "agent/hooks", "agent/config", false, true},

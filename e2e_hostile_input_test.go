@@ -78,8 +78,9 @@ func TestE2EServeStdioSkipsAnOversizedLine(t *testing.T) {
 		t.Fatalf("exit %d: %.500s", r.Code, r.Stderr)
 	}
 	got := byID(msgs)
-	if e, ok := got["<nil>"]["error"].(map[string]any); !ok || e["code"].(float64) != -32700 {
-		t.Fatalf("the oversized line: %v", got["<nil>"])
+	// Its id is read from the line's start: the refusal answers it.
+	if e, ok := got["5"]["error"].(map[string]any); !ok || e["code"].(float64) != -32700 {
+		t.Fatalf("the oversized line: %v", got["5"])
 	}
 	if _, ok := got["2"]["result"]; !ok {
 		t.Fatalf("the ping after it was not answered: %v", msgs)

@@ -48,10 +48,16 @@ type e2eAS struct {
 	// version is the protocol revision /mcp answers initialize with
 	// ("": 2025-06-18).
 	version string
+	// mcp, when set, serves /mcp to requests whose token is valid, outside
+	// the server's lock (it may hold a stream open).
+	mcp http.Handler
 }
 
-func newE2EAS(t *testing.T) *e2eAS {
-	a := &e2eAS{codes: map[string]url.Values{}, tokens: map[string]bool{}, scopes: map[string]string{}}
+func newE2EAS(t *testing.T) *e2eAS { return newE2EASWith(t, nil) }
+
+// newE2EASWith is newE2EAS whose MCP endpoint is mcp.
+func newE2EASWith(t *testing.T, mcp http.Handler) *e2eAS {
+	a := &e2eAS{codes: map[string]url.Values{}, tokens: map[string]bool{}, scopes: map[string]string{}, mcp: mcp}
 	a.srv = httptest.NewTLSServer(http.HandlerFunc(a.handle))
 	t.Cleanup(a.srv.Close)
 	return a
@@ -71,6 +77,16 @@ func (a *e2eAS) json(w http.ResponseWriter, status int, v any) {
 }
 
 func (a *e2eAS) handle(w http.ResponseWriter, r *http.Request) {
+	if a.mcp != nil && r.URL.Path == "/mcp" {
+		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		a.mu.Lock()
+		ok := a.tokens[tok]
+		a.mu.Unlock()
+		if ok {
+			a.mcp.ServeHTTP(w, r)
+			return
+		}
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	base := a.srv.URL

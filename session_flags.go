@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"agent/agent"
+	"agent/agent/extend"
 	"agent/config"
 	"agent/internal/quote"
 	"agent/providers"
@@ -20,7 +21,7 @@ import (
 // flags".
 type sessionFlags struct {
 	provider, model, baseURL, mode, systemPrompt, outputFormat, resume string
-	appendSystemPrompt                                                 string
+	appendSystemPrompt, agentsJSON                                     string
 	print, noAutoCompact                                               bool
 	eventGrants, eventProxies                                          []string
 	eventPort                                                          string
@@ -42,6 +43,7 @@ func (sf *sessionFlags) registerModel(f *flagSet) {
 	f.stringVar(&sf.systemPrompt, "system-prompt", "TEXT", "replaces the default system message")
 	f.stringVar(&sf.appendSystemPrompt, "append-system-prompt", "TEXT", "added to the end of the system message")
 	f.boolVar(&sf.noAutoCompact, "no-auto-compact", "", "no automatic compaction (a request the provider refuses as too long still compacts once)")
+	f.stringVar(&sf.agentsJSON, "agents", "JSON", `subagent definitions for this run: {"name": {"description", "prompt", "tools", ...}}`)
 }
 
 // registerRoot adds the flags of "agent [flags] [PROMPT]" and "agent -p".
@@ -89,6 +91,7 @@ func (e *env) startOptions(sf *sessionFlags, f *flagSet, fe frontEnd) agent.Star
 	if f.isSet("append-system-prompt") {
 		o.AppendSystemPrompt = &sf.appendSystemPrompt
 	}
+	o.Agents, _ = extend.ParseAgentsJSON(sf.agentsJSON) // checked by checkModelFlags
 	return o
 }
 
@@ -98,6 +101,18 @@ func (e *env) startOptions(sf *sessionFlags, f *flagSet, fe frontEnd) agent.Star
 // four, a base URL that the settings would refuse too
 // (config.ValidBaseURL). Caught here, before the trust check or any
 // settings are read, they are named as the flag the user typed.
+// checkAgentsFlag refuses an --agents value that is not a valid set of
+// definitions, as a usage error naming the flag.
+func checkAgentsFlag(cmd, agentsJSON string) error {
+	if agentsJSON == "" {
+		return nil
+	}
+	if _, err := extend.ParseAgentsJSON(agentsJSON); err != nil {
+		return usagef(cmd, "--agents: %v", err)
+	}
+	return nil
+}
+
 func checkModelFlags(cmd, provider, baseURL, mode string) error {
 	if provider != "" && !config.ValidProvider(provider) {
 		return usagef(cmd, "--provider must be %s, not %q", config.ProviderList(), quote.V(provider))

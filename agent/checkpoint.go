@@ -177,8 +177,8 @@ func savedPath(dir, hash string) string { return filepath.Join(dir, "files", has
 
 // openCheckpoint opens the checkpoint of a user prompt's turn.
 func (s *Session) openCheckpoint(t *Turn) {
-	if t.Req.From != "" || t.Req.Compact {
-		return // not the user's prompt
+	if t.Req.From != "" || t.Req.Compact || s.opts.Parent != nil {
+		return // not the user's prompt; a subagent's task is its parent's turn
 	}
 	n, _ := turnNumber(t.ID)
 	cp := Checkpoint{Turn: n, TurnID: t.ID, Prompt: t.Req.display(), Time: time.Now().UTC()}
@@ -217,28 +217,41 @@ func pruneSaved(dir string, keep map[string]bool) {
 	}
 }
 
+// checkpointOwner is the session whose checkpoint a call of turn t
+// joins, and that checkpoint's turn: this session's and t's, or for a
+// subagent its parent's running turn.
+func (s *Session) checkpointOwner(t *Turn) (*Session, string) {
+	if p := s.opts.Parent; p != nil {
+		p.cp.mu.Lock()
+		defer p.cp.mu.Unlock()
+		return p, p.cp.cur
+	}
+	return s, t.ID
+}
+
 // beforeChange saves a file's content before a Write or Edit of the
 // running user turn changes it for the first time in that turn.
 func (s *Session) beforeChange(t *Turn, spec tools.Spec, target tools.Target) {
 	if t == nil || spec.Risk != tools.RiskModify || target.Kind != tools.TargetPath {
 		return
 	}
-	s.cp.mu.Lock()
-	defer s.cp.mu.Unlock()
-	if s.cp.cur != t.ID || s.cp.dir == "" {
+	o, turn := s.checkpointOwner(t)
+	o.cp.mu.Lock()
+	defer o.cp.mu.Unlock()
+	if o.cp.cur != turn || o.cp.dir == "" {
 		return
 	}
-	if _, ok := s.cp.pending[target.Value]; ok {
+	if _, ok := o.cp.pending[target.Value]; ok {
 		return
 	}
-	if _, ok := s.cp.idx.changed(t.ID, target.Value); ok {
+	if _, ok := o.cp.idx.changed(turn, target.Value); ok {
 		return
 	}
-	fc := saveContent(s.cp.dir, target.Value)
-	if s.cp.pending == nil {
-		s.cp.pending = map[string]FileChange{}
+	fc := saveContent(o.cp.dir, target.Value)
+	if o.cp.pending == nil {
+		o.cp.pending = map[string]FileChange{}
 	}
-	s.cp.pending[target.Value] = fc
+	o.cp.pending[target.Value] = fc
 }
 
 // changed returns the change of path recorded in turnID's checkpoint.
@@ -262,29 +275,30 @@ func (s *Session) afterChange(t *Turn, spec tools.Spec, target tools.Target, r t
 	if t == nil || spec.Risk != tools.RiskModify || target.Kind != tools.TargetPath {
 		return
 	}
-	s.cp.mu.Lock()
-	if s.cp.cur != t.ID || s.cp.dir == "" {
-		s.cp.mu.Unlock()
+	o, turn := s.checkpointOwner(t)
+	o.cp.mu.Lock()
+	if o.cp.cur != turn || o.cp.dir == "" {
+		o.cp.mu.Unlock()
 		return
 	}
-	fc, ok := s.cp.idx.changed(t.ID, target.Value)
-	if p, pending := s.cp.pending[target.Value]; pending {
+	fc, ok := o.cp.idx.changed(turn, target.Value)
+	if p, pending := o.cp.pending[target.Value]; pending {
 		fc, ok = p, true
-		delete(s.cp.pending, target.Value)
+		delete(o.cp.pending, target.Value)
 	}
 	if !ok || r.IsError {
-		s.cp.mu.Unlock()
+		o.cp.mu.Unlock()
 		return // nothing changed: a later try saves the content again
 	}
 	fc.After = hashFile(target.Value)
 	a, d := tools.DiffCounts(r.Display)
 	fc.Added += a
 	fc.Removed += d
-	s.cp.idx.change(t.ID, fc)
-	s.cp.mu.Unlock()
-	if s.opts.Transcript != nil {
-		if err := s.opts.Transcript.write(fileRecord{Type: "file", Turn: t.ID, FileChange: fc}); err != nil {
-			s.log.Warn("transcript", "err", err)
+	o.cp.idx.change(turn, fc)
+	o.cp.mu.Unlock()
+	if o.opts.Transcript != nil {
+		if err := o.opts.Transcript.write(fileRecord{Type: "file", Turn: turn, FileChange: fc}); err != nil {
+			o.log.Warn("transcript", "err", err)
 		}
 	}
 }

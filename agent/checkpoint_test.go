@@ -75,7 +75,7 @@ func (h *ckHarness) read(t *testing.T, rel string) string {
 	return string(b)
 }
 
-func call(id, name, args string) fakemodel.Reply {
+func toolReply(id, name, args string) fakemodel.Reply {
 	return fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: id, Name: name, Args: args}}}
 }
 
@@ -84,11 +84,11 @@ func call(id, name, args string) fakemodel.Reply {
 // prompt; the checkpoints list each turn's files with their counts.
 func TestRewindAfterWriteAndEdit(t *testing.T) {
 	h := newCkHarness(t,
-		call("c1", "Write", `{"file_path":"new.txt","content":"fresh\n"}`),
-		call("c2", "Edit", `{"file_path":"old.go","old_string":"one","new_string":"uno"}`),
-		call("c3", "Edit", `{"file_path":"old.go","old_string":"two","new_string":"dos"}`),
+		toolReply("c1", "Write", `{"file_path":"new.txt","content":"fresh\n"}`),
+		toolReply("c2", "Edit", `{"file_path":"old.go","old_string":"one","new_string":"uno"}`),
+		toolReply("c3", "Edit", `{"file_path":"old.go","old_string":"two","new_string":"dos"}`),
 		fakemodel.Reply{Text: "first done"},
-		call("c4", "Write", `{"file_path":"old.go","content":"rewritten\n"}`),
+		toolReply("c4", "Write", `{"file_path":"old.go","content":"rewritten\n"}`),
 		fakemodel.Reply{Text: "second done"},
 	)
 	h.write(t, "old.go", "one\ntwo\n")
@@ -145,9 +145,9 @@ func TestRewindAfterWriteAndEdit(t *testing.T) {
 // restored.
 func TestRewindConflictAfterBash(t *testing.T) {
 	h := newCkHarness(t,
-		call("c1", "Edit", `{"file_path":"a.txt","old_string":"A","new_string":"B"}`),
-		call("c2", "Edit", `{"file_path":"b.txt","old_string":"A","new_string":"B"}`),
-		call("c3", "Bash", `{"command":"echo by-bash >> a.txt"}`),
+		toolReply("c1", "Edit", `{"file_path":"a.txt","old_string":"A","new_string":"B"}`),
+		toolReply("c2", "Edit", `{"file_path":"b.txt","old_string":"A","new_string":"B"}`),
+		toolReply("c3", "Bash", `{"command":"echo by-bash >> a.txt"}`),
 		fakemodel.Reply{Text: "done"},
 	)
 	h.write(t, "a.txt", "A\n")
@@ -176,10 +176,10 @@ func TestRewindConflictAfterBash(t *testing.T) {
 func TestRewindUnrestorable(t *testing.T) {
 	big := strings.Repeat("x", MaxSavedFileSize+1)
 	h := newCkHarness(t,
-		call("c1", "Write", `{"file_path":"a.txt","content":"new a"}`),
-		call("c2", "Write", `{"file_path":"b.txt","content":"new b"}`),
-		call("c3", "Write", `{"file_path":"c.txt","content":"new c"}`),
-		call("c4", "Write", `{"file_path":"big.txt","content":"small now"}`),
+		toolReply("c1", "Write", `{"file_path":"a.txt","content":"new a"}`),
+		toolReply("c2", "Write", `{"file_path":"b.txt","content":"new b"}`),
+		toolReply("c3", "Write", `{"file_path":"c.txt","content":"new c"}`),
+		toolReply("c4", "Write", `{"file_path":"big.txt","content":"small now"}`),
 		fakemodel.Reply{Text: "done"},
 	)
 	h.write(t, "a.txt", "old a")
@@ -223,9 +223,9 @@ func TestRewindUnrestorable(t *testing.T) {
 // checkpoints keep their saved contents, and the old session stays whole.
 func TestForkTranscript(t *testing.T) {
 	h := newCkHarness(t,
-		call("c1", "Write", `{"file_path":"a.txt","content":"one"}`),
+		toolReply("c1", "Write", `{"file_path":"a.txt","content":"one"}`),
 		fakemodel.Reply{Text: "wrote one"},
-		call("c2", "Write", `{"file_path":"a.txt","content":"two"}`),
+		toolReply("c2", "Write", `{"file_path":"a.txt","content":"two"}`),
 		fakemodel.Reply{Text: "wrote two"},
 		fakemodel.Reply{Text: "third answer"},
 	)
@@ -292,8 +292,8 @@ func TestForkTranscript(t *testing.T) {
 // list live on in the boundary: a resumed session rewinds across it.
 func TestRewindAfterCompaction(t *testing.T) {
 	h := newCkHarness(t,
-		call("c1", "Write", `{"file_path":"a.txt","content":"changed"}`),
-		call("c2", "TodoWrite", `{"todos":[{"content":"Check a","status":"in_progress","activeForm":"Checking a"},{"content":"Ship","status":"pending","activeForm":"Shipping"}]}`),
+		toolReply("c1", "Write", `{"file_path":"a.txt","content":"changed"}`),
+		toolReply("c2", "TodoWrite", `{"todos":[{"content":"Check a","status":"in_progress","activeForm":"Checking a"},{"content":"Ship","status":"pending","activeForm":"Shipping"}]}`),
 		fakemodel.Reply{Text: strings.Repeat("a long answer. ", 200)},
 		fakemodel.Reply{Text: "SUMMARY: a.txt was changed."},
 		fakemodel.Reply{Text: "after the summary"},

@@ -22,6 +22,40 @@ type TurnCost struct {
 	Turn            string
 	Provider, Model string
 	Usage           providers.Usage
+	// Agent is set for a subagent's turn, counted in its parent's turn.
+	Agent string
+}
+
+// usageRecord in the transcript: a subagent's turn, in its parent's.
+type agentUsageRecord struct {
+	Type     string       `json:"type"` // "usage"
+	Turn     string       `json:"turn"`
+	Agent    string       `json:"agent"`
+	Provider string       `json:"provider,omitempty"`
+	Model    string       `json:"model,omitempty"`
+	Usage    *usageRecord `json:"usage"`
+}
+
+// addCost counts a turn's usage: a subagent's in its parent's ledger and
+// transcript, under the parent's running turn.
+func (s *Session) addCost(tc TurnCost) {
+	p := s.opts.Parent
+	if p == nil {
+		s.cost.add(tc)
+		return
+	}
+	if tc.Usage == (providers.Usage{}) {
+		return
+	}
+	p.cp.mu.Lock()
+	tc.Agent, tc.Turn = s.id, p.cp.cur
+	p.cp.mu.Unlock()
+	p.cost.add(tc)
+	if p.opts.Transcript != nil {
+		if err := p.opts.Transcript.write(agentUsageRecord{Type: "usage", Turn: tc.Turn, Agent: tc.Agent, Provider: tc.Provider, Model: tc.Model, Usage: newUsageRecord(tc.Usage)}); err != nil {
+			p.log.Warn("transcript", "err", err)
+		}
+	}
 }
 
 // ModelUsage is the usage of several turns of one provider and model.
@@ -160,7 +194,11 @@ func costReport(earlier []ModelUsage, turns []TurnCost, price func(provider, mod
 	}
 	for _, t := range turns[hidden:] {
 		n, _ := turnNumber(t.Turn)
-		row(fmt.Sprint(n), t.Provider, t.Model, t.Usage)
+		label := fmt.Sprint(n)
+		if t.Agent != "" {
+			label += " agent"
+		}
+		row(label, t.Provider, t.Model, t.Usage)
 	}
 	cost := dollarsText(dollars)
 	if len(unpriced) > 0 {

@@ -61,6 +61,11 @@ func (l *Loaded) readDaily(typ string, line []byte) {
 		if json.Unmarshal(line, &r) == nil && r.Path != "" {
 			l.daily.checkpoints.change(r.Turn, r.FileChange)
 		}
+	case "usage":
+		var r agentUsageRecord
+		if json.Unmarshal(line, &r) == nil && r.Usage != nil {
+			l.daily.costs.add(TurnCost{Turn: r.Turn, Agent: r.Agent, Provider: r.Provider, Model: r.Model, Usage: r.Usage.usage()})
+		}
 	case "restore":
 		var r restoreRecord
 		if json.Unmarshal(line, &r) == nil {

@@ -34,7 +34,7 @@ func (h *harness) eventsOf(k EventKind) []Event {
 func TestTodoListInASession(t *testing.T) {
 	good := `{"todos":[{"content":"Read the code","status":"completed","activeForm":"Reading the code"},{"content":"Fix the bug","status":"in_progress","activeForm":"Fixing the bug"}]}`
 	bad := `{"todos":[{"content":"a","status":"in_progress","activeForm":"a-ing"},{"content":"b","status":"in_progress","activeForm":"b-ing"}]}`
-	h := newCkHarness(t, call("c1", "TodoWrite", good), call("c2", "TodoWrite", bad), fakemodel.Reply{Text: "ok"})
+	h := newCkHarness(t, toolReply("c1", "TodoWrite", good), toolReply("c2", "TodoWrite", bad), fakemodel.Reply{Text: "ok"})
 	run(t, h.sess, "plan it")
 	list := h.sess.Todos()
 	if len(list) != 2 || list[1].ActiveForm != "Fixing the bug" {
@@ -294,8 +294,8 @@ func TestPermissionPromptRules(t *testing.T) {
 	checker := NewChecker(CheckerOptions{Workspace: ws})
 	ans := &answerer{ans: AllowSession}
 	h := newHarness(t, SessionOptions{Tools: tools.Builtin(tools.Options{Workspace: ws}), Workspace: ws, Permissions: checker, Prompter: ans},
-		call("c1", "Bash", `{"command":"cat hello.txt && ls -la","description":"look around"}`),
-		call("c2", "Bash", `{"command":"cat other.txt | ls"}`),
+		toolReply("c1", "Bash", `{"command":"cat hello.txt && ls -la","description":"look around"}`),
+		toolReply("c2", "Bash", `{"command":"cat other.txt | ls"}`),
 		fakemodel.Reply{Text: "done"})
 	run(t, h.sess, "look")
 	if len(ans.asked) != 1 {
@@ -365,7 +365,7 @@ func TestCostLedgerResumes(t *testing.T) {
 // A running command's last lines reach the front ends while it runs, at
 // most every 50 ms, bounded to the tail, and none after it ended.
 func TestLiveOutput(t *testing.T) {
-	h := newCkHarness(t, call("c1", "Bash", `{"command":"for i in $(seq 1 5); do echo step $i; sleep 0.1; done; head -c 3000000 /dev/zero | tr '\\0' x; echo; echo last"}`), fakemodel.Reply{Text: "done"})
+	h := newCkHarness(t, toolReply("c1", "Bash", `{"command":"for i in $(seq 1 5); do echo step $i; sleep 0.1; done; head -c 3000000 /dev/zero | tr '\\0' x; echo; echo last"}`), fakemodel.Reply{Text: "done"})
 	var mu sync.Mutex
 	var outs []string
 	ended := false

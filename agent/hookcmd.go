@@ -123,6 +123,7 @@ func displayHook(h hooks.Handler) string {
 	return strings.Join(append([]string{h.Command}, h.Args...), " ")
 }
 
+// oneLine keeps a text on one line of a table, at most n runes.
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {

@@ -44,7 +44,7 @@ func (s *Session) hookInput(event string) hooks.Input {
 // runHooks runs an event's handlers and tells the user what they said
 // besides their decision: failures (a dimmed line), system messages.
 func (s *Session) runHooks(ctx context.Context, turn string, in hooks.Input) hooks.Result {
-	r := s.opts.Hooks.Run(ctx, in, strings.Contains(in.ToolName, "__"), func(msg string) {
+	r := s.opts.Hooks.Run(ctx, in, func(msg string) {
 		s.emit(Event{Kind: EventHookStatus, Turn: turn, Text: msg})
 	})
 	for _, f := range r.Failures {
@@ -192,10 +192,15 @@ func toolResponse(name string, target tools.Target, r tools.Result) map[string]a
 // block keeps the turn going with the reason as the next message, within
 // the caps. It returns that message, or nothing when the turn ends.
 func (s *Session) stopHooks(t *Turn, lastText string, st *stopState) (providers.Message, bool) {
-	if !s.opts.Hooks.Has("Stop") {
+	event := "Stop"
+	if s.opts.Subagent != nil {
+		event = "SubagentStop"
+	}
+	if !s.opts.Hooks.Has(event) {
 		return providers.Message{}, false
 	}
 	in := s.hookInput("Stop")
+	s.stopEvent(&in)
 	in.StopHookActive, in.LastAssistantMessage = hooks.Bool(st.inARow > 0), lastText
 	r := s.runHooks(t.ctx, t.ID, in)
 	if !r.Block || r.Stop {

@@ -267,3 +267,19 @@ func (c *WorkspaceSession) SetModel(choice ModelChoice, p providers.Provider) {
 	c.Instructions.SetModelAndMode(choice.Model, c.Permissions.Mode())
 	c.askLocalWindow()
 }
+
+// aliasModel is the model of provider id's catalog whose id names alias
+// (Claude Code's agent definitions say sonnet, opus or haiku); "" keeps
+// the parent's model when none does.
+func aliasModel(id, alias string) string {
+	d, ok := builtin.Lookup(id)
+	if !ok {
+		return ""
+	}
+	for _, m := range d.Models {
+		if strings.Contains(m.ID, strings.ToLower(alias)) {
+			return m.ID
+		}
+	}
+	return ""
+}

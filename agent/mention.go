@@ -26,7 +26,7 @@ import (
 const (
 	maxMentionFile  = 256 << 10 // one attached file
 	maxMentionTotal = 1 << 20   // all of one prompt's
-	maxMentions     = 20
+	maxFileMentions = 20
 )
 
 // MentionLead opens each attached file's part; replays and the prompt
@@ -114,8 +114,8 @@ func expandMentions(ws, home, prompt string) (parts []providers.Part, notes []st
 			continue
 		}
 		seen[path] = true
-		if len(parts) == maxMentions {
-			notes = append(notes, fmt.Sprintf("@%s: not attached: at most %d files are attached to one prompt.", m.Path, maxMentions))
+		if len(parts) == maxFileMentions {
+			notes = append(notes, fmt.Sprintf("@%s: not attached: at most %d files are attached to one prompt.", m.Path, maxFileMentions))
 			continue
 		}
 		data, why := readMention(path)

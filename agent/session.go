@@ -81,6 +81,9 @@ type SessionOptions struct {
 	// Hooks are the user's hooks (docs/reference/runtime.md, "Hooks");
 	// nil runs none.
 	Hooks *hooks.Set
+	// Subagent, when set, makes this session a subagent's child session:
+	// its Stop hooks are SubagentStop.
+	Subagent *AgentInfo
 	// StartSource is told to the SessionStart hooks, which run before the
 	// first turn: startup, resume, clear ("" runs none).
 	StartSource string
@@ -94,6 +97,15 @@ type SessionOptions struct {
 	// Resumed is the transcript a resumed session continues: its todo
 	// list, checkpoints and usage carry on (History is its conversation).
 	Resumed *Loaded
+	// Parent is the session a subagent works for: the subagent's Write
+	// and Edit calls join the parent's running checkpoint, and its usage
+	// the parent's /cost (docs/reference/runtime.md, "Checkpoints and
+	// /rewind", "Usage and cost").
+	Parent *Session
+	// Expand returns what a user's prompt gets attached when its turn
+	// starts (the MCP resources it mentions, mcpresources.go); nil
+	// attaches nothing.
+	Expand func(ctx context.Context, prompt string) []providers.Part
 }
 
 // Framing is what a session sends before its conversation on every
@@ -170,6 +182,13 @@ type TurnRequest struct {
 	// Mentions attaches the files the prompt names as @path (the
 	// terminal UI's composer).
 	Mentions bool
+	// Allow are rules pre-approved for this turn only (a custom command's
+	// or skill's allowed-tools): a call they match runs where the check
+	// would ask. A deny rule and plan mode still win.
+	Allow []config.Rule
+	// Model, when set, is this turn's model (a command's model key); the
+	// session's stays for the turns after.
+	Model string
 }
 
 // offers reports whether the turn offers the tool named name.
@@ -257,6 +276,9 @@ type Session struct {
 	// groups in name order, rebuilt on a change and read without copying.
 	extra map[string][]tools.Tool
 	all   []tools.Tool
+	// staged are tool groups that change when the running turn ends
+	// (toolsets.go).
+	staged map[string][]tools.Tool
 	// notes are background-task results for the model, sent with the
 	// next turn's prompt.
 	notes []string
@@ -574,16 +596,20 @@ func (s *Session) loop() {
 
 		s.mu.Lock()
 		s.running = nil
+		s.applyStagedLocked()
 		s.mu.Unlock()
 		close(t.done)
 	}
 }
 
 // request builds the model request from the conversation.
-func (s *Session) request(t *Turn, msgs []providers.Message) (providers.Provider, *providers.Request) {
+func (s *Session) request(t *Turn, parts ...[]providers.Message) (providers.Provider, *providers.Request) {
 	s.mu.Lock()
 	p, model, fr, frame := s.provider, s.model, s.framing, s.frame
 	s.mu.Unlock()
+	if t.Req.Model != "" {
+		model = t.Req.Model
+	}
 	// The session's id keys the provider's prompt cache: the same for
 	// every request of the session; the framing, built once, is the stable
 	// prefix (docs/providers.md, "Prompt caching").
@@ -593,12 +619,20 @@ func (s *Session) request(t *Turn, msgs []providers.Message) (providers.Provider
 	// The pairing check (docs/reference/runtime.md, "Context management"):
 	// every tool call answered by exactly one result right after it, so
 	// that no request is refused for a broken history.
-	if paired, fixes := compact.Pair(msgs); fixes > 0 {
-		s.log.Warn("the conversation's tool calls and results were paired again", "fixes", fixes)
-		msgs = paired
+	// The framing and the conversation's parts in one allocation.
+	n := len(frame)
+	for _, p := range parts {
+		n += len(p)
 	}
-	req.Messages = make([]providers.Message, 0, len(frame)+len(msgs))
-	req.Messages = append(append(req.Messages, frame...), msgs...)
+	all := append(make([]providers.Message, 0, n), frame...)
+	for _, p := range parts {
+		all = append(all, p...)
+	}
+	if paired, fixes := compact.Pair(all[len(frame):]); fixes > 0 {
+		s.log.Warn("the conversation's tool calls and results were paired again", "fixes", fixes)
+		all = append(all[:len(frame):len(frame)], paired...)
+	}
+	req.Messages = all
 	if t.Req.NoTools {
 		// An event turn has no tools and cannot act
 		// (docs/reference/events.md, "The event's turn").
@@ -663,6 +697,9 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 	um := userMessage(t.Req)
 	if t.Req.Mentions {
 		s.attachMentions(t, &um)
+	}
+	if s.opts.Expand != nil && t.Req.From == "" {
+		um.Content = append(um.Content, s.opts.Expand(ctx, t.Req.Prompt)...)
 	}
 	if len(notes) > 0 {
 		// Results of background tasks that finished since the last turn
@@ -796,7 +833,7 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 			return finish(StatusComplete, nil)
 		}
 		stops.inARow = 0 // the model acted: the Stop hooks' count in a row starts over
-		results := s.runTools(ctx, t, calls)
+		results := s.runTools(withTurn(ctx, t.ID), t, calls)
 		toolMsg := providers.Message{Role: providers.RoleTool}
 		for _, r := range results {
 			toolMsg.Content = append(toolMsg.Content, r)
@@ -819,11 +856,12 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 // the framing.
 func (s *Session) stepRequest(t *Turn, base int, turnMsgs []providers.Message) (providers.Provider, *providers.Request, int) {
 	s.mu.Lock()
-	msgs := make([]providers.Message, 0, base+len(turnMsgs))
-	msgs = append(append(msgs, s.history[:base]...), turnMsgs...)
+	// The history's first base messages are never changed in place (a
+	// compaction replaces the slice; the turn's end appends after them).
+	prefix := s.history[:base:base]
 	framing := len(s.frame)
 	s.mu.Unlock()
-	p, req := s.request(t, msgs)
+	p, req := s.request(t, prefix, turnMsgs)
 	return p, req, framing
 }
 
@@ -895,14 +933,42 @@ func (s *Session) stream(ctx context.Context, t *Turn, p providers.Provider, req
 // per call. After an abort the remaining calls get an "interrupted" result
 // so that the conversation stays well-formed.
 func (s *Session) runTools(ctx context.Context, t *Turn, calls []providers.ToolCall) []providers.ToolResult {
-	out := make([]providers.ToolResult, 0, len(calls))
-	for _, c := range calls {
+	out := make([]providers.ToolResult, len(calls))
+	interrupted := func(c providers.ToolCall) providers.ToolResult {
+		return providers.ToolResult{CallID: c.ID, IsError: true, Content: []providers.Part{providers.Text{Text: "The user interrupted the turn before this call ran."}}}
+	}
+	run := func(i int) {
 		if aborted(ctx) {
-			out = append(out, providers.ToolResult{CallID: c.ID, IsError: true, Content: []providers.Part{providers.Text{Text: "The user interrupted the turn before this call ran."}}})
+			out[i] = interrupted(calls[i])
+			return
+		}
+		r := s.runTool(ctx, t, calls[i])
+		out[i] = providers.ToolResult{CallID: calls[i].ID, IsError: r.IsError, Content: []providers.Part{providers.Text{Text: r.Content}}}
+	}
+	for i := 0; i < len(calls); {
+		// Subagents asked for together run together (at most four at a
+		// time, the Agent tool's own limit); every other call runs alone,
+		// in order (docs/reference/runtime.md, "Subagents, commands and
+		// skills").
+		j := i
+		for j < len(calls) && calls[j].Name == AgentToolName {
+			j++
+		}
+		if j-i < 2 {
+			run(i)
+			i++
 			continue
 		}
-		r := s.runTool(ctx, t, c)
-		out = append(out, providers.ToolResult{CallID: c.ID, IsError: r.IsError, Content: []providers.Part{providers.Text{Text: r.Content}}})
+		var wg sync.WaitGroup
+		for k := i; k < j; k++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				run(k)
+			}()
+		}
+		wg.Wait()
+		i = j
 	}
 	return out
 }
@@ -972,6 +1038,8 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 	case v.Decision == Deny:
 	case th.permission == "allow" && v.Decision == Ask:
 		v = Verdict{Decision: Allow}
+	case v.Decision == Ask && t != nil && s.turnAllows(t, spec, target):
+		v = Verdict{Decision: Allow, Reason: "allowed for this command's turn"}
 	case th.permission == "ask" && v.Decision == Allow:
 		v = Verdict{Decision: Ask, Suggest: v.Suggest, Reason: "a hook asks for the user's approval"}
 	}
@@ -1015,7 +1083,7 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 	if v.Decision != Allow {
 		return end(tools.Result{IsError: true, Content: DeniedMessage(spec.Name, v)}, true)
 	}
-	r := s.execute(ctx, t, tool, target, c)
+	r := s.execute(s.progressContext(context.WithValue(ctx, callKey{}, c.ID), turnID, ev), t, tool, target, c)
 	if s.opts.Attach != nil && target.Kind == tools.TargetPath && !r.IsError {
 		// The instruction files of the folders the call reached, once each
 		// (docs/reference/runtime.md, "System prompt and instruction files").
@@ -1027,6 +1095,14 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 		t.hookStop = true
 	}
 	return end(r, false)
+}
+
+// turnAllows reports whether the turn's own rules allow a call.
+func (s *Session) turnAllows(t *Turn, spec tools.Spec, target tools.Target) bool {
+	ta, ok := s.opts.Permissions.(interface {
+		TurnAllows([]config.Rule, tools.Spec, tools.Target) bool
+	})
+	return ok && len(t.Req.Allow) > 0 && ta.TurnAllows(t.Req.Allow, spec, target)
 }
 
 // ReportBackground tells the user (an EventBackground) and, with the next
@@ -1055,6 +1131,10 @@ func (s *Session) toolList() []tools.Tool {
 func (s *Session) SetTools(group string, ts []tools.Tool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.setToolsLocked(group, ts)
+}
+
+func (s *Session) setToolsLocked(group string, ts []tools.Tool) {
 	if s.extra == nil {
 		s.extra = map[string][]tools.Tool{}
 	}

@@ -107,7 +107,9 @@ func BenchmarkTurnWithTool(b *testing.B) { benchTurns(b, true, false) }
 
 // BenchmarkTurnWithToolNoHooks: BenchmarkTurnWithTool with a hooks Set
 // that has no handlers (docs/performance.md: no added cost).
-func BenchmarkTurnWithToolNoHooks(b *testing.B) { benchTurnsHooks(b, true, false, []config.HookHandler{}) }
+func BenchmarkTurnWithToolNoHooks(b *testing.B) {
+	benchTurnsHooks(b, true, false, []config.HookHandler{})
+}
 
 // BenchmarkTurnWithToolNoopHook: a PreToolUse handler that matches every
 // call and does nothing ("true"): what one hook process adds to a tool

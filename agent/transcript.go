@@ -176,13 +176,19 @@ func TranscriptPath(home, id string) string {
 
 // CreateTranscript starts a new transcript; it never overwrites one.
 func CreateTranscript(home string, h Header) (*Transcript, error) {
+	return CreateTranscriptIn(SessionsDir(home), h)
+}
+
+// CreateTranscriptIn starts a new transcript in dir (a subagent's, beside
+// its parent's).
+func CreateTranscriptIn(dir string, h Header) (*Transcript, error) {
 	if strings.ContainsAny(h.ID, "/\\\x00") || h.ID == "" || h.ID[0] == '.' {
 		return nil, fmt.Errorf("invalid session id %q", quote.V(h.ID))
 	}
-	if err := securefile.EnsureDir(SessionsDir(home)); err != nil {
+	if err := securefile.EnsureDir(dir); err != nil {
 		return nil, err
 	}
-	path := TranscriptPath(home, h.ID)
+	path := filepath.Join(dir, h.ID+".jsonl")
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("creating transcript: %w", err)
@@ -296,7 +302,7 @@ func (s *Session) recordEnd(t *Turn, res TurnResult) {
 	if res.Err != nil {
 		r.Error = res.Err.Error()
 	}
-	s.cost.add(TurnCost{Turn: t.ID, Provider: provider, Model: model, Usage: res.Usage})
+	s.addCost(TurnCost{Turn: t.ID, Provider: provider, Model: model, Usage: res.Usage})
 	s.opts.Transcript.write(r)
 	s.opts.Transcript.mu.Lock()
 	if s.opts.Transcript.f != nil {

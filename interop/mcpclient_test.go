@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -403,40 +402,7 @@ func TestMCPServerEverythingStdio(t *testing.T) {
 func TestMCPServerEverythingHTTP(t *testing.T) {
 	p := mcpNeedPeers(t)
 	js := mcpEverythingJS(t, p)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(p.node, js, "streamableHttp")
-	cmd.Env = p.env("PORT=" + strconv.Itoa(port))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	listening := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		once := sync.Once{}
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "listening on port") {
-				once.Do(func() { close(listening) })
-			}
-		}
-	}()
-	select {
-	case <-listening:
-	case <-time.After(30 * time.Second):
-		t.Fatal("server-everything did not start listening")
-	}
+	port := everythingHTTP(t, p, js)
 	tr, err := mcp.NewHTTPTransport(mcp.HTTPOptions{URL: "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"})
 	if err != nil {
 		t.Fatal(err)

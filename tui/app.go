@@ -130,6 +130,9 @@ type App struct {
 	wake    chan struct{}
 	reqs    chan func()
 	stopped atomic.Bool
+	// running is set while Run's loop runs: a question (Confirm, AskText)
+	// asked then goes to that loop instead of running a loop of its own.
+	running atomic.Bool
 	readerW sync.WaitGroup
 	startIn sync.Once
 	closeIn sync.Once
@@ -395,9 +398,12 @@ func (a *App) resized() {
 // session runs (the workspace trust question, docs/reference/cli.md, "The
 // interactive session"). Ctrl-C twice returns ErrExit.
 func (a *App) Confirm(ctx context.Context, title, question string) (bool, error) {
+	if a.running.Load() {
+		return a.confirmPosted(ctx, title, question)
+	}
 	a.start()
 	done := make(chan bool, 1)
-	a.st.confirm = &confirmPrompt{title: title, question: question, reply: done}
+	a.st.confirm = &confirmPrompt{title: title, question: question, reply: func(yes bool) { done <- yes }}
 	a.st.dirty = true
 	var answer bool
 	err := a.loop(ctx, func() bool {
@@ -417,6 +423,9 @@ func (a *App) Confirm(ctx context.Context, title, question string) (bool, error)
 // AskText asks for one value on a text-prompt screen (masked shows
 // bullets, for secrets); ok is false when the user cancelled.
 func (a *App) AskText(ctx context.Context, title string, masked bool) (value string, ok bool, err error) {
+	if a.running.Load() {
+		return a.askTextPosted(ctx, title, masked)
+	}
 	a.start()
 	type result struct {
 		v  string
@@ -547,11 +556,67 @@ func (a *App) Run(ctx context.Context, s Session, status Status, prompt string) 
 	for _, p := range early {
 		a.st.submit(p)
 	}
+	a.running.Store(true)
+	defer a.running.Store(false)
 	err := a.loop(ctx, func() bool { return a.st.exit >= 0 })
 	if err != nil {
 		return ExitInterrupted, err
 	}
 	return a.st.exit, nil
+}
+
+// confirmPosted is Confirm while Run's loop runs (a sign-in's question
+// from a command goroutine): the question goes to the loop, and ctx ending
+// withdraws it. Ctrl-C answers no.
+func (a *App) confirmPosted(ctx context.Context, title, question string) (bool, error) {
+	done := make(chan bool, 1)
+	p := &confirmPrompt{title: title, question: question}
+	p.reply = func(yes bool) { done <- yes }
+	p.cancel = func() { a.st.confirm = nil; done <- false }
+	if !a.post(func() { a.st.confirm = p; a.st.matcher.Cancel(); a.st.dirty = true }) {
+		return false, ErrExit
+	}
+	select {
+	case yes := <-done:
+		return yes, nil
+	case <-ctx.Done():
+		a.post(func() {
+			if a.st.confirm == p {
+				a.st.confirm = nil
+				a.st.dirty = true
+			}
+		})
+		return false, ctx.Err()
+	case <-a.cmdCtx.Done():
+		return false, ErrExit
+	}
+}
+
+// askTextPosted is AskText while Run's loop runs.
+func (a *App) askTextPosted(ctx context.Context, title string, masked bool) (string, bool, error) {
+	type result struct {
+		v  string
+		ok bool
+	}
+	done := make(chan result, 1)
+	p := &textPrompt{title: title, masked: masked, reply: func(v string, ok bool) { done <- result{v, ok} }}
+	if !a.post(func() { a.st.textPrompt = p; a.st.matcher.Cancel(); a.st.dirty = true }) {
+		return "", false, ErrExit
+	}
+	select {
+	case r := <-done:
+		return r.v, r.ok, nil
+	case <-ctx.Done():
+		a.post(func() {
+			if a.st.textPrompt == p {
+				a.st.textPrompt = nil
+				a.st.dirty = true
+			}
+		})
+		return "", false, ctx.Err()
+	case <-a.cmdCtx.Done():
+		return "", false, ErrExit
+	}
 }
 
 // runCommand runs a slash command on its own goroutine and posts the
@@ -650,6 +715,7 @@ func (a *App) checkState() {
 	if a.st.perm != nil && a.st.perm.ctx.Err() != nil {
 		a.st.withdrawPermission(a.st.perm)
 	}
+	a.st.withdrawElicits()
 }
 
 func (a *App) handleInput(evs []keys.Event) {

@@ -245,7 +245,7 @@ func TestEditorKey(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("VISUAL", c.visual)
 			t.Setenv("EDITOR", c.editor)
-			term := newFakeTerm(70, 14)
+			term := newFakeTerm(200, 14) // wide: the notices name long temporary paths
 			sess := &fakeSession{}
 			app := New(Options{Terminal: term})
 			ctx, cancel := context.WithCancel(context.Background())

@@ -51,8 +51,8 @@ func (c *composer) mentionWord() (start int, query string, ok bool) {
 	return i, q, true
 }
 
-// mentionMenu is the menu of files for the '@' word at the cursor, or nil.
-func (s *state) mentionMenu(prev *autocomplete) *autocomplete {
+// fileMenu is the menu of files for the '@' word at the cursor, or nil.
+func (s *state) fileMenu(prev *autocomplete) *autocomplete {
 	start, q, ok := s.comp.mentionWord()
 	if !ok || s.hooks.Workspace == "" {
 		return nil

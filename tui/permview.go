@@ -27,6 +27,9 @@ func (s *state) permLines(w, rows int) []screen.Line {
 		title = append(title, screen.Span{Text: "  " + screen.SanitizeLine(pv.Title), Style: s.th.user})
 	}
 	head := []screen.Line{{{Text: strings.Repeat("─", w), Style: s.th.dim}}, truncLine(title, w)}
+	if p.req.Agent != "" {
+		head = append(head, truncLine(screen.Line{{Text: "  asked by the agent " + screen.SanitizeLine(p.req.Agent), Style: s.th.dim}}, w))
+	}
 	var tail []screen.Line
 	if pv := p.req.Preview; pv != nil && pv.Note != "" {
 		for _, l := range screen.Wrap(pv.Note, max(w-2, 1), s.th.notice) {

@@ -26,6 +26,8 @@ type PlainOptions struct {
 	// NewConversation starts a new session in place of s (/clear); nil:
 	// /clear does nothing here.
 	NewConversation func(ctx context.Context) (Session, error)
+	// Extra lists the custom commands and skills, which Commands runs.
+	Extra func() []agent.SlashCommand
 }
 
 // RunPlain is the line-oriented fallback for a stdout that is not a
@@ -193,14 +195,14 @@ func (p *plain) command(ctx context.Context, line string) bool {
 	case "/exit", "/quit":
 		return false
 	case "/help":
-		for _, c := range slashCommands {
+		for _, c := range append(slashCommands[:len(slashCommands):len(slashCommands)], p.extra()...) {
 			fmt.Fprintf(p.opts.Out, "  %-22s %s\n", c.text, c.help)
 		}
 		return true
 	case "/clear":
 		return true
 	}
-	if !knownCommand(words[0]) || p.opts.Commands == nil {
+	if !knownCommand(words[0], p.extra()) || p.opts.Commands == nil {
 		fmt.Fprintf(p.opts.Err, "agent: unknown command %s (see /help)\n", screen.SanitizeLine(words[0]))
 		return true
 	}
@@ -214,4 +216,16 @@ func (p *plain) command(ctx context.Context, line string) bool {
 		io.WriteString(p.opts.Out, screen.Sanitize(out))
 	}
 	return true
+}
+
+// extra are the custom commands and skills.
+func (p *plain) extra() []slashCommand {
+	if p.opts.Extra == nil {
+		return nil
+	}
+	var out []slashCommand
+	for _, c := range p.opts.Extra() {
+		out = append(out, slashCommand{text: c.Name, help: c.Description})
+	}
+	return out
 }

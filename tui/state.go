@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"agent/agent"
+	"agent/internal/elicit"
 	"agent/tui/keymap"
 	"agent/tui/keys"
 	"agent/tui/screen"
@@ -63,6 +64,17 @@ type toolEntry struct {
 	started   time.Time
 	live      string
 	shownSecs time.Duration // the elapsed seconds last laid out
+	progress  string        // what the running call last reported
+	// sub is what a subagent this call runs is doing: its tool calls as
+	// they run, then its figures line.
+	sub *subView
+}
+
+// subView is a running subagent inside its Agent call's block.
+type subView struct {
+	agent   string   // its type and task
+	calls   []string // its tool calls, newest last
+	summary string   // the figures line, when it ended
 }
 
 func (e *entry) changed() { e.cacheOK = false }
@@ -96,12 +108,17 @@ var permChoices = []struct {
 type confirmPrompt struct {
 	title, question string
 	yes             bool // the selected choice; No is the default
-	reply           chan bool
+	reply           func(yes bool)
+	// cancel, when set, is what Ctrl-C does on this screen (an MCP
+	// server's question is cancelled, elicit.go).
+	cancel func()
 }
 
-// textPrompt asks for one value; masked hides it.
+// textPrompt asks for one value; masked hides it. detail is text shown
+// under the title (an MCP server's question and the field's description).
 type textPrompt struct {
 	title  string
+	detail string
 	masked bool
 	buf    []rune
 	reply  func(v string, ok bool)
@@ -146,6 +163,9 @@ type state struct {
 	perm       *permPrompt
 	confirm    *confirmPrompt
 	textPrompt *textPrompt
+	// elicits are MCP servers' questions, the one asked first
+	// (elicit.go).
+	elicits []*elicitRun
 
 	// The list screens, the focused one last (list.go).
 	screens []*listScreen
@@ -275,6 +295,12 @@ func (s *state) interrupt(now time.Time) {
 		if s.session != nil {
 			s.session.Abort()
 		}
+	case len(s.elicits) > 0 && s.elicits[0].onScreen(s):
+		// A server's question is dismissed; the turn that waits for it
+		// goes on (the server decides what a cancelled question means).
+		s.finishElicit(s.elicits[0], elicit.Result{Action: elicit.Cancel})
+	case s.confirm != nil && s.confirm.cancel != nil:
+		s.confirm.cancel()
 	case s.busy && s.session != nil:
 		s.session.Abort()
 	case s.textPrompt != nil:
@@ -360,9 +386,9 @@ func (s *state) paste(text string) {
 
 func (s *state) composerChanged() {
 	prev := s.ac
-	s.ac = newAutocomplete(s.comp.text(), s.ac)
+	s.ac = s.autocompleteFor(s.comp.text(), s.comp.cur, s.ac)
 	if s.ac == nil {
-		s.ac = s.mentionMenu(prev) // @path completion (mention.go)
+		s.ac = s.fileMenu(prev) // @path completion of workspace files (mention.go)
 	}
 }
 
@@ -546,7 +572,7 @@ func (s *state) confirmAction(a keys.Action) {
 		return
 	}
 	s.confirm = nil
-	c.reply <- c.yes
+	c.reply(c.yes)
 }
 
 func (s *state) textAction(a keys.Action) {
@@ -611,11 +637,20 @@ func (s *state) event(ev agent.Event) {
 		}
 		s.finishStreaming()
 		s.entries = append(s.entries, &entry{kind: kind, turn: ev.Turn, text: ev.Text})
+	case agent.EventAgentStart, agent.EventAgentEnd:
+		s.subagent(ev)
 	case agent.EventToolStart:
+		if ev.Agent != nil {
+			s.subagent(ev)
+			break
+		}
 		s.finishStreaming()
 		t := ev.Tool
 		s.entries = append(s.entries, &entry{kind: entTool, turn: ev.Turn, tool: &toolEntry{callID: t.CallID, name: t.Name, args: argSummary(t.Args), started: s.now()}})
 	case agent.EventToolEnd:
+		if ev.Agent != nil {
+			break // a subagent's call: its start is shown, its end is not
+		}
 		for i := len(s.entries) - 1; i >= 0; i-- {
 			e := s.entries[i]
 			if e.kind == entTool && e.tool.callID == ev.Tool.CallID {
@@ -625,6 +660,17 @@ func (s *state) event(ev agent.Event) {
 				}
 				e.finished = true
 				e.changed()
+				break
+			}
+		}
+	case agent.EventToolProgress:
+		for i := len(s.entries) - 1; i >= 0; i-- {
+			e := s.entries[i]
+			if e.kind == entTool && e.tool.callID == ev.Tool.CallID {
+				if !e.tool.done {
+					e.tool.progress = ev.Tool.Progress
+					e.changed()
+				}
 				break
 			}
 		}
@@ -706,6 +752,35 @@ func (s *state) event(ev agent.Event) {
 		s.toolOutput(ev)
 	}
 }
+
+// subagent shows a subagent's progress inside the block of the Agent call
+// that runs it (docs/reference/runtime.md, "Subagents, commands and
+// skills").
+func (s *state) subagent(ev agent.Event) {
+	for i := len(s.entries) - 1; i >= 0; i-- {
+		e := s.entries[i]
+		if e.kind != entTool || e.tool.callID != ev.Agent.CallID {
+			continue
+		}
+		if e.tool.sub == nil {
+			e.tool.sub = &subView{agent: ev.Agent.Type + ": " + ev.Agent.Description}
+		}
+		switch ev.Kind {
+		case agent.EventToolStart:
+			e.tool.sub.calls = append(e.tool.sub.calls, ev.Tool.Name+"("+argSummary(ev.Tool.Args)+")")
+			if n := len(e.tool.sub.calls); n > maxSubCalls {
+				e.tool.sub.calls = e.tool.sub.calls[n-maxSubCalls:]
+			}
+		case agent.EventAgentEnd:
+			e.tool.sub.summary = ev.Text
+		}
+		e.changed()
+		return
+	}
+}
+
+// maxSubCalls is how many of a running subagent's calls its block shows.
+const maxSubCalls = 5
 
 func (s *state) finishStreaming() {
 	if n := len(s.entries); n > 0 && !s.entries[n-1].finished {
@@ -801,7 +876,7 @@ func (s *state) command(line string) {
 	case "/help":
 		var b strings.Builder
 		b.WriteString("Commands:\n")
-		for _, c := range slashCommands {
+		for _, c := range append(slashCommands[:len(slashCommands):len(slashCommands)], s.extraCommands()...) {
 			fmt.Fprintf(&b, "  %-22s %s\n", c.text, c.help)
 		}
 		s.output(b.String())
@@ -830,7 +905,7 @@ func (s *state) command(line string) {
 			s.runCommand(words)
 		}
 	default:
-		if !knownCommand(words[0]) {
+		if !knownCommand(words[0], s.extraCommands()) {
 			s.notice(fmt.Sprintf("Unknown command %s (see /help).", words[0]))
 			return
 		}

@@ -234,7 +234,19 @@ func (e *entry) toolLines(w int, s *state) []screen.Line {
 	}
 	ls := []screen.Line{truncLine(head, w)}
 	inner := max(w-4, 1)
+	if sub := t.sub; sub != nil && !t.done {
+		// A running subagent: its latest calls; when it ends the block
+		// collapses to its answer and figures line.
+		ls = append(ls, truncLine(screen.Line{{Text: "  ⎿ agent " + screen.SanitizeLine(sub.agent), Style: s.th.dim}}, w))
+		for _, c := range sub.calls {
+			ls = append(ls, truncLine(screen.Line{{Text: "    ⚙ " + screen.SanitizeLine(c), Style: s.th.dim}}, w))
+		}
+		return ls
+	}
 	switch {
+	case !t.done && t.progress != "":
+		// What the call last reported (an MCP server's progress).
+		ls = append(ls, screen.Line{{Text: "  ⎿ running: ", Style: s.th.dim}, {Text: screen.TruncateEllipsis(screen.SanitizeLine(t.progress), max(inner-9, 1)), Style: s.th.dim}})
 	case !t.done:
 		ls = append(ls, s.runningLines(t, inner)...)
 	case t.denied:
@@ -407,6 +419,9 @@ func (s *state) textPromptLines(w int) ([]screen.Line, int, int) {
 	t := s.textPrompt
 	ls := []screen.Line{{{Text: strings.Repeat("─", w), Style: s.th.dim}}}
 	ls = append(ls, truncLine(screen.Line{{Text: screen.SanitizeLine(t.title), Style: s.th.title}}, w))
+	if t.detail != "" {
+		ls = append(ls, screen.Wrap(t.detail, w, s.th.dim)...)
+	}
 	v := string(t.buf)
 	if t.masked {
 		v = strings.Repeat("•", len(t.buf))

@@ -180,7 +180,7 @@ func TestResults(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s, _ := set(t, config.HookHandler{Event: c.event, Command: c.command, FailClosed: c.fail})
 			in := toolInput(c.event, "Bash")
-			c.check(t, s.Run(context.Background(), in, false, nil))
+			c.check(t, s.Run(context.Background(), in, nil))
 		})
 	}
 }
@@ -195,7 +195,7 @@ func TestParallelAndMerged(t *testing.T) {
 		config.HookHandler{Event: "PostToolUse", Command: `exit 2`},
 	)
 	start := time.Now()
-	r := s.Run(context.Background(), toolInput("PreToolUse", "Bash"), false, nil)
+	r := s.Run(context.Background(), toolInput("PreToolUse", "Bash"), nil)
 	if d := time.Since(start); d > 800*time.Millisecond {
 		t.Errorf("three 0.3 s handlers took %s: not in parallel", d)
 	}
@@ -210,7 +210,7 @@ func TestIdenticalHandlersRunOnce(t *testing.T) {
 	h2 := h
 	h2.File = "/home/u/.compat/settings.json"
 	s, ws := set(t, h, h2)
-	r := s.Run(context.Background(), toolInput("PreToolUse", "Bash"), false, nil)
+	r := s.Run(context.Background(), toolInput("PreToolUse", "Bash"), nil)
 	data, _ := os.ReadFile(filepath.Join(ws, "count"))
 	if r.Ran != 1 || string(data) != "x\n" {
 		t.Errorf("ran %d, count %q", r.Ran, data)
@@ -244,7 +244,7 @@ func TestBoundedHandlers(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			s, _ := set(t, config.HookHandler{Event: "PreToolUse", Command: c.command, Timeout: c.timeout})
 			start := time.Now()
-			r := s.Run(context.Background(), toolInput("PreToolUse", "Bash"), false, nil)
+			r := s.Run(context.Background(), toolInput("PreToolUse", "Bash"), nil)
 			c.check(t, r, time.Since(start))
 		})
 	}
@@ -253,7 +253,7 @@ func TestBoundedHandlers(t *testing.T) {
 // 100 MB of output: read to its end, kept to 10,000 characters.
 func TestHugeOutput(t *testing.T) {
 	s, _ := set(t, config.HookHandler{Event: "UserPromptSubmit", Command: "head -c 100000000 /dev/zero | tr '\\0' a"})
-	r := s.Run(context.Background(), Input{HookEventName: "UserPromptSubmit", Prompt: "p"}, false, nil)
+	r := s.Run(context.Background(), Input{HookEventName: "UserPromptSubmit", Prompt: "p"}, nil)
 	if len(r.Context) != 1 || len(r.Context[0]) > MaxOutput+100 || !strings.Contains(r.Context[0], "cut at 10,000") || len(r.Failures) != 0 {
 		t.Errorf("context of %d bytes, %+v", len(r.Context), r.Failures)
 	}
@@ -276,7 +276,7 @@ func TestCancelKills(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	r := s.Run(ctx, toolInput("PreToolUse", "Bash"), false, nil)
+	r := s.Run(ctx, toolInput("PreToolUse", "Bash"), nil)
 	if time.Since(start) > 3*time.Second || len(r.Failures) != 1 {
 		t.Errorf("%+v after %s", r, time.Since(start))
 	}
@@ -286,7 +286,7 @@ func TestCancelKills(t *testing.T) {
 func TestStatusMessage(t *testing.T) {
 	s, _ := set(t, config.HookHandler{Event: "PreToolUse", Command: "true", StatusMessage: "Checking the command"})
 	var got []string
-	s.Run(context.Background(), toolInput("PreToolUse", "Bash"), false, func(m string) { got = append(got, m) })
+	s.Run(context.Background(), toolInput("PreToolUse", "Bash"), func(m string) { got = append(got, m) })
 	if strings.Join(got, "|") != "Checking the command|" {
 		t.Errorf("status %q", got)
 	}
@@ -295,7 +295,7 @@ func TestStatusMessage(t *testing.T) {
 // The exec form runs without a shell.
 func TestExecForm(t *testing.T) {
 	s, _ := set(t, config.HookHandler{Event: "PreToolUse", Command: "sh", Args: []string{"-c", "exit 2", "$(touch pwned)"}, HasArgs: true})
-	r := s.Run(context.Background(), toolInput("PreToolUse", "Bash"), false, nil)
+	r := s.Run(context.Background(), toolInput("PreToolUse", "Bash"), nil)
 	if !r.Block {
 		t.Errorf("%+v", r)
 	}
@@ -304,11 +304,11 @@ func TestExecForm(t *testing.T) {
 // A session without handlers for an event does nothing.
 func TestNoHandlers(t *testing.T) {
 	var s *Set
-	if s.Has("PreToolUse") || s.Run(context.Background(), toolInput("PreToolUse", "Bash"), false, nil).Ran != 0 {
+	if s.Has("PreToolUse") || s.Run(context.Background(), toolInput("PreToolUse", "Bash"), nil).Ran != 0 {
 		t.Error("a nil set ran something")
 	}
 	s2, _ := set(t, config.HookHandler{Event: "PostToolUse", Command: "exit 2"})
-	if s2.Has("PreToolUse") || s2.Run(context.Background(), toolInput("PreToolUse", "Bash"), false, nil).Ran != 0 {
+	if s2.Has("PreToolUse") || s2.Run(context.Background(), toolInput("PreToolUse", "Bash"), nil).Ran != 0 {
 		t.Error("another event's handler ran")
 	}
 }

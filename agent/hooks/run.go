@@ -77,18 +77,22 @@ type Status func(msg string)
 
 // Run runs the active handlers of in's event that its value matches (a
 // tool's name — also as mcp__<server>__<tool> for an MCP tool, whose name
-// here is <server>__<tool> — a session source, a compaction trigger),
+// here is <server>__<tool>, and as Task for the Agent tool — a session
+// source, a compaction trigger),
 // each identical handler once, all in parallel, and merges what they
 // decided. ctx ending kills them. A Set without handlers for the event
 // returns at once without building anything.
-func (s *Set) Run(ctx context.Context, in Input, mcpServer bool, status Status) Result {
+func (s *Set) Run(ctx context.Context, in Input, status Status) Result {
 	if !s.Has(in.HookEventName) {
 		return Result{}
 	}
 	value := in.matchValue()
 	values := []string{value}
-	if mcpServer {
+	switch {
+	case in.ToolName != "" && strings.Contains(value, "__"):
 		values = append(values, "mcp__"+value)
+	case in.ToolName == "Agent":
+		values = append(values, "Task") // Claude Code's older name
 	}
 	s.mu.Lock()
 	var run []*Handler
