@@ -369,3 +369,55 @@ func TestCheckpointLimit(t *testing.T) {
 		t.Error("checkpoint 1 still found")
 	}
 }
+
+// A subagent's Write joins its parent's running checkpoint, and its usage
+// the parent's /cost (docs/reference/runtime.md, "Checkpoints and
+// /rewind", "Usage and cost").
+func TestSubagentJoinsParentCheckpointAndCost(t *testing.T) {
+	m := &routeModel{}
+	usage := "data: {\"id\":\"1\",\"choices\":[],\"usage\":{\"prompt_tokens\":500,\"completion_tokens\":20}}\n\n"
+	m.answer = func(r chatReq) string {
+		switch {
+		case r.child() && len(r.Messages) > 0 && r.Messages[len(r.Messages)-1].Role == "tool":
+			return sseText("child done") + usage
+		case r.child():
+			return sseCallArgs("k1", "Write", `{"file_path":"out.txt","content":"by the child"}`) + usage
+		case r.Messages[len(r.Messages)-1].Role == "tool":
+			return sseText("done")
+		}
+		return sseCallArgs("c1", "Agent", `{"description":"write","prompt":"write out.txt","subagent_type":"writer"}`)
+	}
+	c, home, ws := startWith(t, m, "", StartOptions{PermissionMode: "acceptEdits"}, func(home, ws string) {
+		writeFile(t, filepath.Join(ws, ".agent", "agents", "writer.md"), "---\nname: writer\ndescription: writes files\n---\nWrite.\n")
+		writeFile(t, filepath.Join(ws, "out.txt"), "before\n")
+	})
+	runTurnOK(t, c, TurnRequest{Prompt: "have it written"})
+	if b, _ := os.ReadFile(filepath.Join(ws, "out.txt")); string(b) != "by the child" {
+		t.Fatalf("out.txt %q", b)
+	}
+	cps := c.Session.Checkpoints()
+	if len(cps) != 1 || len(cps[0].Files) != 1 || cps[0].Files[0].Path != filepath.Join(ws, "out.txt") {
+		t.Fatalf("the parent's checkpoints %+v", cps)
+	}
+	report := c.CostReport()
+	if !strings.Contains(report, "1 agent") || !strings.Contains(report, "1,000") {
+		t.Errorf("/cost:\n%s", report)
+	}
+	rep, err := c.Session.RestoreCode(1)
+	if err != nil || strings.Join(rep.Restored, ",") != "out.txt" {
+		t.Fatalf("%+v %v", rep, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "out.txt")); string(b) != "before\n" {
+		t.Fatalf("out.txt after the rewind %q", b)
+	}
+	// Read back, the parent's transcript holds the child's usage.
+	id := c.Session.ID()
+	c.Close()
+	l, err := LoadTranscript(home, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, turns := l.daily.costs.snapshot(); len(turns) != 1 || turns[0].Agent == "" || turns[0].Usage.InputTokens != 1000 {
+		t.Errorf("ledger %+v", turns)
+	}
+}
