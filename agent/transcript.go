@@ -36,6 +36,7 @@ import (
 //	{"type":"checkpoint", "turn", "time", "prompt"}
 //	{"type":"file", "turn", "path", "before", "existed", "notSaved", "after", "added", "removed"}
 //	{"type":"restore", "checkpoint", "files":{...}}
+//	{"type":"usage", "turn", "agent", "provider", "model", "usage"}
 //
 // A message is written as soon as it is complete, so a crash loses at most
 // the message being streamed.
