@@ -50,7 +50,7 @@ func (u *interactiveUI) rewind(ctx context.Context, req tui.RewindRequest) (tui.
 	}
 	if req.Conversation {
 		old := c.Session.ID()
-		f, err := agent.ForkTranscript(u.e.home, old, req.Checkpoint)
+		f, err := agent.ForkTranscript(u.e.home, old, c.Workspace, req.Checkpoint)
 		if err != nil {
 			return res, err
 		}

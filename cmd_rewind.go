@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -107,7 +106,7 @@ func rewindStored(ctx context.Context, e *env, id string, n int, code, conversat
 		failed = !rep.OK()
 	}
 	if conversation {
-		f, err := agent.ForkTranscript(e.home, id, n)
+		f, err := agent.ForkTranscript(e.home, id, ws, n)
 		if err != nil {
 			return err
 		}
@@ -127,8 +126,8 @@ func refuseLive(ctx context.Context, e *env, id string) error {
 	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	_, err := agent.ControlCall(cctx, agent.RunDir(e.home, os.LookupEnv), id, agent.ControlRequest{Op: "info"})
-	if errors.Is(err, agent.ErrNoBackground) || err != nil {
-		return nil
+	if err != nil {
+		return nil // no such background session (or none that answers): not running
 	}
 	return fmt.Errorf("the background session %s is running: stop it first ('agent session stop %s')", id, id)
 }

@@ -31,12 +31,15 @@ type Fork struct {
 	Prompt string
 }
 
-// ForkTranscript forks the stored session id before checkpoint n: a new
-// session with the conversation as it was when the checkpoint's prompt
-// was typed.
-func ForkTranscript(home, id string, n int) (Fork, error) {
+// ForkTranscript forks the stored session id of the workspace ws before
+// checkpoint n: a new session with the conversation as it was when the
+// checkpoint's prompt was typed.
+func ForkTranscript(home, id, ws string, n int) (Fork, error) {
 	l, err := LoadTranscript(home, id)
 	if err != nil {
+		return Fork{}, err
+	}
+	if err := sameWorkspace(l, id, ws); err != nil {
 		return Fork{}, err
 	}
 	i, ok := l.daily.checkpoints.find(n)
@@ -102,6 +105,14 @@ func ForkTranscript(home, id string, n int) (Fork, error) {
 	}
 	ok = true
 	return Fork{ID: nid, Prompt: prompt}, nil
+}
+
+// sameWorkspace refuses a stored session of another workspace.
+func sameWorkspace(l *Loaded, id, ws string) error {
+	if filepath.Clean(l.Header.Workspace) != ws {
+		return fmt.Errorf("the session %s belongs to the workspace %s, not %s", id, quote.V(l.Header.Workspace), ws)
+	}
+	return nil
 }
 
 // checkpointError says why there is no checkpoint n.
@@ -186,8 +197,8 @@ func RestoreStoredCode(home, id, ws string, n int) (RestoreReport, error) {
 	if err != nil {
 		return RestoreReport{}, err
 	}
-	if filepath.Clean(l.Header.Workspace) != ws {
-		return RestoreReport{}, fmt.Errorf("the session %s belongs to the workspace %s, not %s", id, quote.V(l.Header.Workspace), ws)
+	if err := sameWorkspace(l, id, ws); err != nil {
+		return RestoreReport{}, err
 	}
 	if _, ok := l.daily.checkpoints.find(n); !ok {
 		return RestoreReport{}, checkpointError(l, n)

@@ -234,7 +234,7 @@ func TestForkTranscript(t *testing.T) {
 	run(t, h.sess, "third prompt")
 	h.sess.Close()
 	before, _ := os.ReadFile(TranscriptPath(h.home, h.id))
-	f, err := ForkTranscript(h.home, h.id, 2)
+	f, err := ForkTranscript(h.home, h.id, h.ws, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestForkTranscript(t *testing.T) {
 	}
 	// A fork after the second checkpoint has its saved content (a.txt was
 	// "one" before it) in its own folder, linked from the old session's.
-	f3, err := ForkTranscript(h.home, h.id, 3)
+	f3, err := ForkTranscript(h.home, h.id, h.ws, 3)
 	if err != nil || f3.Prompt != "third prompt" {
 		t.Fatalf("%+v %v", f3, err)
 	}
@@ -280,11 +280,14 @@ func TestForkTranscript(t *testing.T) {
 	if err != nil || strings.Join(rep.Restored, ",") != "a.txt" || h.read(t, "a.txt") != "one" {
 		t.Fatalf("%+v %v %q", rep, err, h.read(t, "a.txt"))
 	}
-	if _, err := ForkTranscript(h.home, h.id, 9); err == nil || !strings.Contains(err.Error(), "checkpoints are 1 to 3") {
+	if _, err := ForkTranscript(h.home, h.id, h.ws, 9); err == nil || !strings.Contains(err.Error(), "checkpoints are 1 to 3") {
 		t.Errorf("fork at 9: %v", err)
 	}
 	if _, err := RestoreStoredCode(h.home, h.id, "/elsewhere", 1); err == nil || !strings.Contains(err.Error(), "belongs to the workspace") {
 		t.Errorf("another workspace: %v", err)
+	}
+	if _, err := ForkTranscript(h.home, h.id, "/elsewhere", 1); err == nil || !strings.Contains(err.Error(), "belongs to the workspace") {
+		t.Errorf("a fork from another workspace: %v", err)
 	}
 }
 
