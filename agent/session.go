@@ -1083,7 +1083,9 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 	if v.Decision != Allow {
 		return end(tools.Result{IsError: true, Content: DeniedMessage(spec.Name, v)}, true)
 	}
-	r := s.execute(s.progressContext(context.WithValue(ctx, callKey{}, c.ID), turnID, ev), t, tool, target, c)
+	pctx, progressDone := s.progressContext(context.WithValue(ctx, callKey{}, c.ID), turnID, ev)
+	r := s.execute(pctx, t, tool, target, c)
+	progressDone()
 	if s.opts.Attach != nil && target.Kind == tools.TargetPath && !r.IsError {
 		// The instruction files of the folders the call reached, once each
 		// (docs/reference/runtime.md, "System prompt and instruction files").

@@ -48,22 +48,59 @@ const progressEvery = 100 * time.Millisecond
 
 // progressContext gives a call's context the function through which the
 // tool reports progress: each report becomes an EventToolProgress for the
-// call, at most one per progressEvery (the latest report wins).
-func (s *Session) progressContext(ctx context.Context, turn string, ev *ToolEvent) context.Context {
-	var mu sync.Mutex
-	var last time.Time
-	report := func(text string) {
-		mu.Lock()
-		now := time.Now()
-		if now.Sub(last) < progressEvery {
-			mu.Unlock()
-			return
-		}
-		last = now
-		mu.Unlock()
+// call, at most one per progressEvery. A report that comes sooner waits
+// for the end of the interval, replacing any that waits already, so the
+// latest is never lost; done, called when the call returns, sends what
+// still waits, before the call's result.
+func (s *Session) progressContext(ctx context.Context, turn string, ev *ToolEvent) (_ context.Context, done func()) {
+	// Sends happen under mu, so that none follows done.
+	var (
+		mu      sync.Mutex
+		last    time.Time
+		pending string
+		waiting bool
+		timer   *time.Timer
+		ended   bool
+	)
+	send := func(text string) {
+		last = time.Now()
 		s.emit(Event{Kind: EventToolProgress, Turn: turn, Tool: &ToolEvent{CallID: ev.CallID, Name: ev.Name, Progress: text}})
 	}
-	return context.WithValue(ctx, progressKey{}, report)
+	flush := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if waiting && !ended {
+			waiting = false
+			send(pending)
+		}
+	}
+	report := func(text string) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch now := time.Now(); {
+		case ended:
+		case !waiting && now.Sub(last) >= progressEvery:
+			send(text)
+		default:
+			pending = text
+			if !waiting {
+				waiting = true
+				timer = time.AfterFunc(last.Add(progressEvery).Sub(now), flush)
+			}
+		}
+	}
+	done = func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if timer != nil {
+			timer.Stop()
+		}
+		if waiting && !ended {
+			send(pending)
+		}
+		ended, waiting = true, false
+	}
+	return context.WithValue(ctx, progressKey{}, report), done
 }
 
 // ReportProgress tells the user what the tool call running in ctx is

@@ -118,8 +118,8 @@ func (s *state) refreshRunning(now time.Time) {
 		if e.kind != entTool || e.tool.done {
 			continue
 		}
-		if now.Sub(e.tool.started)/time.Second != e.tool.shownSecs {
-			e.tool.shownSecs = now.Sub(e.tool.started) / time.Second
+		if now.Sub(e.tool.started)/time.Second != e.tool.shownElapsed {
+			e.tool.shownElapsed = now.Sub(e.tool.started) / time.Second
 			e.changed()
 			s.dirty = true
 		}

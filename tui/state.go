@@ -61,10 +61,10 @@ type toolEntry struct {
 	denied             bool
 	content, display   string
 	// While it runs: when it started and its output's last lines.
-	started   time.Time
-	live      string
-	shownSecs time.Duration // the elapsed seconds last laid out
-	progress  string        // what the running call last reported
+	started      time.Time
+	live         string
+	shownElapsed time.Duration // the elapsed time last laid out, whole seconds
+	progress     string        // what the running call last reported
 	// sub is what a subagent this call runs is doing: its tool calls as
 	// they run, then its figures line.
 	sub *subView
