@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"agent/internal/jsonscan"
@@ -114,6 +115,11 @@ type Call struct {
 	// NewDecoder returns a fresh decoder for each attempt's response.
 	NewDecoder func() Decoder
 	Summary    PayloadSummary
+	// Release, when set, is called once the stream has ended and the
+	// transport has closed every attempt's request body: Body is then
+	// the caller's again (to be reused for the next request). A transport
+	// that never closes a body never releases it.
+	Release func()
 }
 
 // Decoder turns one API's server-sent events into Events. It does no I/O,
@@ -189,6 +195,7 @@ func (s *Sender) executor() Executor {
 func (s *Sender) Stream(ctx context.Context, c Call) (*Stream, error) {
 	sctx, cancel := context.WithCancelCause(ctx)
 	st := &Stream{s: s, call: c, parent: ctx, ctx: sctx, cancel: cancel}
+	st.holds.Store(1)
 	if err := st.connect(); err != nil {
 		st.fail(err)
 		return nil, st.err
@@ -226,6 +233,36 @@ type Stream struct {
 	err     error
 
 	closeOnce sync.Once
+	// holds counts the stream itself and each request body the transport
+	// has not closed yet; Call.Release runs when it reaches zero.
+	holds       atomic.Int32
+	releaseOnce sync.Once
+}
+
+// unhold drops one hold on the call's body.
+func (st *Stream) unhold() {
+	if st.holds.Add(-1) == 0 && st.call.Release != nil {
+		st.call.Release()
+	}
+}
+
+// heldBody is one attempt's request body: its Close drops the attempt's
+// hold, once.
+type heldBody struct {
+	*bytes.Reader
+	once sync.Once
+	st   *Stream
+}
+
+func (b *heldBody) Close() error {
+	b.once.Do(b.st.unhold)
+	return nil
+}
+
+// newBody returns a reader of the call's body that holds it until closed.
+func (st *Stream) newBody() io.ReadCloser {
+	st.holds.Add(1)
+	return &heldBody{Reader: bytes.NewReader(st.call.Body), st: st}
 }
 
 // Next returns the next event; io.EOF after the Finish event; an *Error
@@ -360,6 +397,7 @@ func (st *Stream) fail(err error) {
 func (st *Stream) release() {
 	st.endAttempt()
 	st.cancel(nil)
+	st.releaseOnce.Do(st.unhold)
 }
 
 func (st *Stream) endAttempt() {
@@ -457,9 +495,15 @@ func (st *Stream) send() error {
 	st.done = false
 	s := st.s
 	st.actx, st.acancel = context.WithCancelCause(st.ctx)
-	req, err := http.NewRequestWithContext(st.actx, http.MethodPost, st.call.URL, bytes.NewReader(st.call.Body))
+	req, err := http.NewRequestWithContext(st.actx, http.MethodPost, st.call.URL, http.NoBody)
 	if err != nil {
 		return &Error{Kind: ErrInvalidRequest, Provider: s.Provider, Err: MaskURLError(err, st.call.URL)}
+	}
+	// The body as NewRequest would set it up for a bytes.Reader, but held:
+	// Call.Release waits for the transport to close it.
+	if len(st.call.Body) > 0 {
+		req.Body, req.ContentLength = st.newBody(), int64(len(st.call.Body))
+		req.GetBody = func() (io.ReadCloser, error) { return st.newBody(), nil }
 	}
 	for k, vs := range st.call.Header {
 		req.Header[k] = vs

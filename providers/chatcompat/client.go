@@ -164,6 +164,7 @@ func (c *Client) Chat(ctx context.Context, req *providers.Request) (*providers.S
 		Body:       body,
 		NewDecoder: func() providers.Decoder { return NewDecoder() },
 		Summary:    sum,
+		Release:    func() { c.cache.recycle(body) },
 	})
 }
 

@@ -136,6 +136,29 @@ type encodeCache struct {
 	// request, so that a long conversation does not build a new map each
 	// time.
 	spare map[*providers.Part]cachedMessage
+	// body is a request body the transport is done with (Client.Chat's
+	// Call.Release), written over by the next request: a long session's
+	// requests then do not each allocate their whole size.
+	body []byte
+}
+
+// recycle keeps b for the next request's body.
+func (c *encodeCache) recycle(b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cap(b) > cap(c.body) {
+		c.body = b[:0]
+	}
+}
+
+// buffer returns an empty buffer of at least n bytes: the recycled body
+// when it is large enough, which is no longer kept.
+func (c *encodeCache) buffer(n int) []byte {
+	if b := c.body; cap(b) >= n {
+		c.body = nil
+		return b[:0]
+	}
+	return make([]byte, 0, n+n/8)
 }
 
 type cachedMessage struct {
@@ -295,7 +318,7 @@ func (c *encodeCache) encode(dst []byte, msgs []providers.Message, replay Reason
 			size += len(c.last[&m.Content[0]].json) + 1
 		}
 	}
-	out := append(make([]byte, 0, len(dst)+size+extra+4096), dst...)
+	out := append(c.buffer(len(dst)+size+extra+4096), dst...)
 	out = append(out, '[')
 	first := true
 	for i, m := range msgs {

@@ -1,7 +1,12 @@
 package chatcompat
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
 	"testing"
 
 	"agent/providers"
@@ -102,5 +107,94 @@ func TestEncodeCacheMatchesFreshEncoding(t *testing.T) {
 				t.Errorf("from the cache\n%s\nwant\n%s", got, want)
 			}
 		})
+	}
+}
+
+// bodyRecorder answers every request with a short text stream. It reads
+// half of each body at once and the rest only when the test closes the
+// bodies it holds, as a transport still sending a body would: a body
+// written over too early arrives damaged.
+type bodyRecorder struct {
+	mu     sync.Mutex
+	bodies []string
+	held   []*heldRead
+}
+
+type heldRead struct {
+	first []byte
+	body  io.ReadCloser
+	index int
+}
+
+func (r *bodyRecorder) Do(req *http.Request) (*http.Response, error) {
+	first := make([]byte, req.ContentLength/2)
+	io.ReadFull(req.Body, first)
+	r.mu.Lock()
+	r.bodies = append(r.bodies, "")
+	r.held = append(r.held, &heldRead{first: first, body: req.Body, index: len(r.bodies) - 1})
+	r.mu.Unlock()
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Request: req,
+		Body: io.NopCloser(strings.NewReader("data: {\"choices\":[{\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"))}, nil
+}
+
+// finish reads the rest of each held body and closes it.
+func (r *bodyRecorder) finish() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, h := range r.held {
+		rest, _ := io.ReadAll(h.body)
+		h.body.Close()
+		r.bodies[h.index] = string(h.first) + string(rest)
+	}
+	r.held = nil
+}
+
+// A request body the transport is done with is written over by a later
+// request, and only then: each request sends what a fresh encoding gives,
+// whether its body was finished before the next request or after it.
+func TestChatRecyclesBodies(t *testing.T) {
+	rec := &bodyRecorder{}
+	p := localWith(t, LocalOptions{Executor: rec})
+	var ms []providers.Message
+	var want []string
+	reused := 0
+	for i := range 40 {
+		ms = append(ms, providers.Message{Role: providers.RoleUser, Content: []providers.Part{providers.Text{Text: strings.Repeat(string(rune('a'+i%26)), 50+i*i)}}})
+		fresh, _, err := localWith(t, LocalOptions{}).Body(&providers.Request{Messages: ms})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, string(fresh))
+		before := p.cache.body
+		st, err := p.Chat(context.Background(), &providers.Request{Messages: ms})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if _, err := st.Next(); err != nil {
+				if err != io.EOF {
+					t.Fatal(err)
+				}
+				break
+			}
+		}
+		// Every third request's body is finished only after the next
+		// request was made.
+		if i%3 != 0 {
+			rec.finish()
+		}
+		if before != nil && p.cache.body != nil && &before[:1][0] == &p.cache.body[:1][0] {
+			reused++
+		}
+		ms = append(ms, providers.Message{Role: providers.RoleAssistant, Content: []providers.Part{providers.Text{Text: "ok"}}})
+	}
+	rec.finish()
+	for i := range want {
+		if rec.bodies[i] != want[i] {
+			t.Fatalf("request %d sent\n%.300s\nwant\n%.300s", i, rec.bodies[i], want[i])
+		}
+	}
+	if reused == 0 {
+		t.Fatal("no body was reused")
 	}
 }
