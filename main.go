@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"agent/internal/quote"
+	sbox "agent/internal/sandbox"
 )
 
 // version is set at link time (-ldflags "-X main.version=1.2.3"); otherwise
@@ -61,6 +62,13 @@ func commands() []*command {
 }
 
 func main() {
+	if sbox.IsHelper() {
+		// The sandbox helper (internal/sandbox): it confines itself and
+		// execs the command on its policy pipe, before anything else of
+		// the agent runs (docs/design.md, "The sandbox helper is the
+		// agent's own binary").
+		os.Exit(sbox.HelperMain())
+	}
 	if os.Getenv(cleanupChildEnv) == "1" {
 		os.Exit(runCleanupChild()) // cleanup.go: before anything else runs
 	}

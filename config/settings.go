@@ -136,6 +136,7 @@ type Settings struct {
 	Providers       map[string]*ProviderSettings
 	Prompt          PromptSettings  // systemPrompt, appendSystemPrompt, instructions (prompt.go)
 	Context         ContextSettings // autoCompact, autoCompactAt, models (context.go)
+	Sandbox         SandboxSettings // the sandbox keys (sandbox.go)
 	Diagnostics     []Diagnostic
 }
 
@@ -173,6 +174,7 @@ func Load(opts Options) *Settings {
 	l := &loader{opts: opts, s: &Settings{
 		Servers:   map[string]*ServerDef{},
 		Providers: map[string]*ProviderSettings{},
+		Sandbox:   DefaultSandbox(),
 	}}
 	untrustedDefs := map[string]*ServerDef{}
 	for _, f := range SettingsFiles(opts.Home, opts.Workspace) {
@@ -290,6 +292,8 @@ func (l *loader) file(f File, root *strictjson.Value) {
 			l.autoCompactAt(f, p, m.Value)
 		case "models":
 			l.models(f, p, m.Value)
+		case "sandbox":
+			l.sandboxKeys(f, p, m.Value)
 		}
 		// Other top-level keys belong to other tools sharing these files
 		// (the .compat files): they are left alone.
@@ -303,7 +307,7 @@ func (l *loader) servers(f File, p strictjson.Path, v *strictjson.Value) {
 	}
 	for _, m := range v.Members {
 		sp := p.Key(m.Key)
-		d := parseServer(m.Key, f, sp, m.Value, l.opts.Lookup)
+		d := parseServer(m.Key, f, sp, m.Value, l.opts)
 		for _, pr := range d.problems {
 			l.diags = append(l.diags, Diagnostic{File: f.Path, Path: pr.path, Msg: pr.msg})
 		}
@@ -323,7 +327,7 @@ func (l *loader) headerHelpers(f File, p strictjson.Path, v *strictjson.Value) {
 		return
 	}
 	for i, it := range v.Items {
-		h, probs := parseHelper(it, p.Index(i))
+		h, probs := parseHelper(it, p.Index(i), &l.opts)
 		for _, pr := range probs {
 			l.diag(f.Path, pr.path, "%s", pr.msg)
 		}
