@@ -101,6 +101,9 @@ type StartOptions struct {
 	// NoAutoCompact turns proactive compaction off (--no-auto-compact);
 	// the settings' autoCompact: false does too.
 	NoAutoCompact bool
+	// SandboxMode overrides the settings' sandbox mode for this run
+	// (--sandbox; docs/sandbox.md, "Modes"); "": the settings'.
+	SandboxMode string
 	// SignInUI carries /mcp login's conversation (the URL, the browser
 	// question, the masked paste); nil: /mcp login is refused.
 	SignInUI oauth.UI
@@ -159,6 +162,7 @@ type WorkspaceSession struct {
 	httpClient *http.Client // the providers' (nil: the default client)
 	asking     sync.Mutex   // one question to a local server at a time
 	mcpTools   *mcpTools
+	sandbox    *sessionSandbox
 	stopLife   context.CancelFunc
 	credStore  *oauth.Store
 	oauthNet   oauth.NetOptions
@@ -235,9 +239,20 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 		return nil, err
 	}
 	replace, appendText := promptChoice(opts, s)
-	checker := NewChecker(CheckerOptions{Mode: mode, Allow: s.Permissions.Allow, Deny: s.Permissions.Deny, Workspace: ws, Home: home})
+	ss, err := openSandbox(opts, s, ws, home)
+	if err != nil {
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			ss.close()
+		}
+	}()
+	checker := NewChecker(CheckerOptions{Mode: mode, Allow: s.Permissions.Allow, Deny: s.Permissions.Deny, Workspace: ws, Home: home,
+		AutoAllowSandboxed: ss.autoAllow(), OnEscalation: ss.onEscalation(opts.Prompter == nil)})
 
-	c := &WorkspaceSession{Settings: s, Workspace: ws, Home: home, Trusted: trusted, Model: choice, Permissions: checker}
+	c := &WorkspaceSession{Settings: s, Workspace: ws, Home: home, Trusted: trusted, Model: choice, Permissions: checker, sandbox: ss}
 	id := NewID()
 	var turns int
 	if opts.Resume != "" {
@@ -264,10 +279,12 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 		if err != nil {
 			return nil, err
 		}
+		ss.transcript.Store(c.transcript)
 	}
 	c.Instructions = newInstructions(ctx, instructionOptions{
 		workspace: ws, home: home, trusted: trusted, maxBytes: s.Prompt.InstructionsMaxBytes,
 		replace: replace, append: appendText, model: choice.Model, mode: mode, notice: opts.Notice,
+		sandboxMode: ss.state.Mode,
 	})
 	so := SessionOptions{
 		ID: id, Provider: prov, ProviderID: choice.ProviderID, Model: choice.Model,
@@ -279,8 +296,9 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 			Reload:              func() { c.Instructions.Reload() },
 			SummaryInstructions: c.Instructions.CompactInstructions,
 		},
-		Tools:       tools.Builtin(tools.Options{Workspace: ws, Home: home, Network: netguard.Policy{Allowed: s.AllowedNetworks}}),
-		Permissions: checker, Prompter: opts.Prompter,
+		Tools: tools.Builtin(tools.Options{Workspace: ws, Home: home, Network: netguard.Policy{Allowed: s.AllowedNetworks},
+			Env: ss.env(), Sandbox: ss.bash()}),
+		Permissions: checker, Prompter: ss.prompter(opts.Prompter),
 		Workspace: ws, Transcript: c.transcript, TurnsBefore: turns,
 	}
 	if c.Resumed != nil {
@@ -295,6 +313,7 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 	c.httpClient = opts.Overrides.HTTPClient
 	c.askLocalWindow()
 	c.startMCP(ctx, opts)
+	started = true
 	return c, nil
 }
 
@@ -339,7 +358,8 @@ func (c *WorkspaceSession) startMCP(ctx context.Context, opts StartOptions) {
 		Credentials:    c.credStore,
 		OAuthTransport: oauthT, HTTPTransport: base,
 		Policy:  policy,
-		Helpers: mcp.HelperOptions{Allowed: s.HeaderHelpers, Dir: c.Workspace},
+		Helpers: mcp.HelperOptions{Allowed: s.HeaderHelpers, Dir: c.Workspace, Sandbox: c.sandbox.mcpSandbox()},
+		Sandbox: c.sandbox.mcpSandbox(),
 		OnChange: func() {
 			c.Session.SetTools("mcp", mt.list())
 			c.Instructions.setMCP(c.MCP.ServerInstructions())
@@ -384,6 +404,7 @@ func (c *WorkspaceSession) Close() error {
 	if c.MCP != nil {
 		err = c.MCP.Close()
 	}
+	c.sandbox.close()
 	if c.transcript != nil {
 		err = errors.Join(err, c.transcript.Close())
 	}

@@ -33,8 +33,11 @@ type Options struct {
 	// exists, else /bin/sh.
 	Shell string
 	// Env is the environment of Bash commands; nil means the process's.
-	Env    []string
-	Limits Limits
+	Env []string
+	// Sandbox confines Bash commands (docs/sandbox.md); nil runs them
+	// unconfined, as the Agent API does.
+	Sandbox *BashSandbox
+	Limits  Limits
 }
 
 // Limits bound what the tools read, run and return. Zero values mean
@@ -112,7 +115,7 @@ func Builtin(opts Options) []Tool {
 		&editTool{ps: ps, lim: lim},
 		&globTool{ps: ps, lim: lim},
 		&grepTool{ps: ps, lim: lim},
-		&bashTool{ws: ws, shell: shell, env: opts.Env, lim: lim},
+		&bashTool{ws: ws, shell: shell, env: opts.Env, lim: lim, sb: opts.Sandbox},
 		newWebFetch(opts.Network, lim),
 	}
 }
