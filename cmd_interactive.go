@@ -73,7 +73,7 @@ func interactive(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops 
 	if sf.outputFormat != "" {
 		return usagef("", "--output-format applies to print mode only (-p)")
 	}
-	if err := checkModelFlags("", sf.provider, sf.baseURL, sf.mode); err != nil {
+	if err := checkModelFlags("", sf); err != nil {
 		return err
 	}
 	if len(ops) > 1 {

@@ -110,7 +110,7 @@ func splitList(flag, v string) ([]string, error) {
 // remedy.
 func checkServeFlags(sf *serveFlags, f *flagSet) (*servePlan, error) {
 	p := &servePlan{}
-	if err := checkModelFlags("mcp serve", sf.session.provider, sf.session.baseURL, sf.session.mode); err != nil {
+	if err := checkModelFlags("mcp serve", &sf.session); err != nil {
 		return nil, err
 	}
 	port := 0

@@ -7,6 +7,11 @@
 // cmd_*.go file of this package and calls into the subsystem packages; main
 // is the only package that joins subsystems (CONTRIBUTING.md, "Import
 // direction"; README.md, "A walk through the code").
+//
+// The sandbox helper never reaches main: started as /proc/self/exe in the
+// helper mode, the binary confines itself and execs the command while
+// package internal/sandbox/confine initialises (docs/design.md, "The
+// sandbox helper is the agent's own binary").
 package main
 
 import (
@@ -23,7 +28,6 @@ import (
 	"time"
 
 	"agent/internal/quote"
-	sbox "agent/internal/sandbox"
 )
 
 // version is set at link time (-ldflags "-X main.version=1.2.3"); otherwise
@@ -58,17 +62,12 @@ func commands() []*command {
 		sessionEventsListCommand(),
 		sessionEventsRevokeCommand(),
 		keybindingsCheckCommand(),
+		sandboxCheckCommand(),
+		sandboxRunCommand(),
 	}
 }
 
 func main() {
-	if sbox.IsHelper() {
-		// The sandbox helper (internal/sandbox): it confines itself and
-		// execs the command on its policy pipe, before anything else of
-		// the agent runs (docs/design.md, "The sandbox helper is the
-		// agent's own binary").
-		os.Exit(sbox.HelperMain())
-	}
 	if os.Getenv(cleanupChildEnv) == "1" {
 		os.Exit(runCleanupChild()) // cleanup.go: before anything else runs
 	}
@@ -184,6 +183,7 @@ var groups = map[string]string{
 	"mcp":         "MCP servers: status, sign-in, serving",
 	"keybindings": "the keybindings overrides file",
 	"session":     "background sessions",
+	"sandbox":     "the sandbox that confines the commands the model runs",
 }
 
 // rootWords answers the command lines that are neither a command nor a

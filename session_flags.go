@@ -13,6 +13,7 @@ import (
 	"agent/agent"
 	"agent/config"
 	"agent/internal/quote"
+	sbox "agent/internal/sandbox"
 	"agent/providers"
 )
 
@@ -20,7 +21,7 @@ import (
 // flags".
 type sessionFlags struct {
 	provider, model, baseURL, mode, systemPrompt, outputFormat, resume string
-	appendSystemPrompt                                                 string
+	appendSystemPrompt, sandbox                                        string
 	print, noAutoCompact                                               bool
 	eventGrants, eventProxies                                          []string
 	eventPort                                                          string
@@ -42,6 +43,7 @@ func (sf *sessionFlags) registerModel(f *flagSet) {
 	f.stringVar(&sf.systemPrompt, "system-prompt", "TEXT", "replaces the default system message")
 	f.stringVar(&sf.appendSystemPrompt, "append-system-prompt", "TEXT", "added to the end of the system message")
 	f.boolVar(&sf.noAutoCompact, "no-auto-compact", "", "no automatic compaction (a request the provider refuses as too long still compacts once)")
+	f.stringVar(&sf.sandbox, "sandbox", "MODE", "the sandbox for this run: "+sbox.ModeNames)
 }
 
 // registerRoot adds the flags of "agent [flags] [PROMPT]" and "agent -p".
@@ -80,7 +82,7 @@ func (e *env) startOptions(sf *sessionFlags, f *flagSet, fe frontEnd) agent.Star
 		Workspace: e.cwd, Home: e.home, LookupEnv: os.LookupEnv,
 		Provider: sf.provider, Model: sf.model, BaseURL: sf.baseURL, PermissionMode: sf.mode,
 		Headless: fe != interactiveFront, Resume: sf.resume,
-		NoMCPHandoff: fe == printFront, NoAutoCompact: sf.noAutoCompact,
+		NoMCPHandoff: fe == printFront, NoAutoCompact: sf.noAutoCompact, SandboxMode: sf.sandbox,
 		Notice: func(line string) { fmt.Fprintln(e.err, "agent: "+sanitizeLine(line)) },
 	}
 	if f.isSet("system-prompt") {
@@ -96,9 +98,14 @@ func (e *env) startOptions(sf *sessionFlags, f *flagSet, fe frontEnd) agent.Star
 // "Exit codes" and "Session flags") the session flag values that cannot
 // mean anything: a provider outside the six, a permission mode outside the
 // four, a base URL that the settings would refuse too
-// (config.ValidBaseURL). Caught here, before the trust check or any
-// settings are read, they are named as the flag the user typed.
-func checkModelFlags(cmd, provider, baseURL, mode string) error {
+// (config.ValidBaseURL), a sandbox mode outside the three. Caught here,
+// before the trust check or any settings are read, they are named as the
+// flag the user typed.
+func checkModelFlags(cmd string, sf *sessionFlags) error {
+	provider, baseURL, mode := sf.provider, sf.baseURL, sf.mode
+	if _, ok := sbox.ParseMode(sf.sandbox); sf.sandbox != "" && !ok {
+		return usagef(cmd, "--sandbox must be %s, not %q", sbox.ModeNames, quote.V(sf.sandbox))
+	}
 	if provider != "" && !config.ValidProvider(provider) {
 		return usagef(cmd, "--provider must be %s, not %q", config.ProviderList(), quote.V(provider))
 	}

@@ -122,7 +122,10 @@ func (b *Box) Close() error {
 		return nil
 	}
 	b.closed = true
-	// A command may have left read-only folders behind.
+	if os.RemoveAll(b.tmp) == nil {
+		return nil
+	}
+	// A command left read-only folders behind: open them up first.
 	filepath.WalkDir(b.tmp, func(p string, d os.DirEntry, err error) error {
 		if err == nil && d.IsDir() {
 			os.Chmod(p, 0o700)
@@ -258,7 +261,7 @@ func (b *Box) start(build func() *exec.Cmd, req Request, probe bool) (*Run, erro
 		if err != nil {
 			r.unguard()
 			b.record(Record{Event: "spawn", Label: req.Label, Command: req.Command, Tier: sup.Tier(), ABI: pol.ABI,
-				Mode: pol.Mode.String(), Network: pol.Network.String(), PolicyHash: pol.Hash(), Setup: err.Error(), Escalation: req.Escalation})
+				Mode: pol.Mode.String(), Network: pol.Network.String(), PolicyHash: policyHash(pol), Setup: err.Error(), Escalation: req.Escalation})
 			if errors.Is(err, errNamespaces) {
 				err = &SetupError{Stage: "namespaces", Err: err}
 			}
@@ -331,11 +334,6 @@ func (b *Box) policy(prof Profile, sup Support, useNS bool) (*Policy, error) {
 			continue // re-opened by allowRead
 		}
 		p.Deny = append(p.Deny, d)
-		// A denied path inside a writable hierarchy can only be hidden,
-		// unless it holds something writable itself.
-		if withinAny(d, p.Write) && !anyWithin(p.Write, d) {
-			p.Hide = append(p.Hide, d)
-		}
 	}
 	if useNS {
 		p.Hide = append(p.Hide, realPaths(b.opts.RunDirs)...)
@@ -344,16 +342,6 @@ func (b *Box) policy(prof Profile, sup Support, useNS bool) (*Policy, error) {
 		}
 	}
 	return p, nil
-}
-
-// anyWithin reports whether one of ps lies within dir.
-func anyWithin(ps []string, dir string) bool {
-	for _, p := range ps {
-		if within(p, dir) {
-			return true
-		}
-	}
-	return false
 }
 
 // realPaths resolves links in the paths that exist and drops those that
@@ -416,7 +404,7 @@ func (r *Run) Finish(state *os.ProcessState, output string) Report {
 	rec := Record{Event: "spawn", Label: r.req.Label, Command: r.req.Command, Tier: r.tier,
 		Mode: r.req.Profile.Mode.String(), Network: rep.Network.String(), Violations: rep.Violations, Escalation: r.req.Escalation}
 	if r.pol != nil {
-		rec.ABI, rec.PolicyHash = r.pol.ABI, r.pol.Hash()
+		rec.ABI, rec.PolicyHash = r.pol.ABI, policyHash(r.pol)
 	}
 	for _, x := range rep.Restored {
 		rec.Restored = append(rec.Restored, x.String())
@@ -456,4 +444,15 @@ func (b *Box) record(r Record) {
 	if b.opts.Record != nil {
 		b.opts.Record(r)
 	}
+}
+
+// policyHash identifies the limits of a policy, not its command or
+// environment: two spawns with the same hash were confined alike (the
+// records of docs/sandbox.md, "What is recorded").
+func policyHash(p *Policy) string {
+	q := *p
+	q.Path, q.Args, q.Env, q.Dir, q.AgentPid, q.AgentPgid = "", nil, nil, "", 0, 0
+	b, _ := q.Encode() // what is left holds no NUL
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
 }

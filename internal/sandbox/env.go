@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"agent/internal/sandbox/confine"
 	"path/filepath"
 	"strings"
 
@@ -16,7 +17,7 @@ var scrubbed = map[string]bool{
 	"SSH_AUTH_SOCK": true, "DBUS_SESSION_BUS_ADDRESS": true, "DOCKER_HOST": true,
 	"HTTP_PROXY": true, "HTTPS_PROXY": true, "FTP_PROXY": true, "ALL_PROXY": true, "NO_PROXY": true,
 	"GIT_ASKPASS": true, "SSH_ASKPASS": true,
-	helperEnv: true, "AGENT_CLEANUP_CHILD": true, "AGENT_SANDBOX_TEST_CAP": true,
+	confine.EnvVar: true, "AGENT_CLEANUP_CHILD": true, "AGENT_SANDBOX_TEST_CAP": true,
 }
 
 // ScrubEnv returns env without what a confined command must not inherit;

@@ -5,13 +5,10 @@ import (
 	"testing"
 )
 
-// TestMain serves as the helper when a test starts /proc/self/exe in the
-// helper mode (the test binary is /proc/self/exe here), and lets the
-// tests lower what the machine offers (AGENT_SANDBOX_TEST_CAP).
+// TestMain lets the tests lower what the machine offers
+// (AGENT_SANDBOX_TEST_CAP). The helper itself needs nothing here: package
+// confine dispatches it when this test binary is started as the helper.
 func TestMain(m *testing.M) {
 	capsFromEnv = true
-	if IsHelper() {
-		os.Exit(HelperMain())
-	}
 	os.Exit(m.Run())
 }

@@ -65,21 +65,3 @@ func ExpandPath(p, home, base string) string {
 	}
 	return filepath.Join(base, p)
 }
-
-// within reports whether p is dir or below it (both clean and absolute).
-func within(p, dir string) bool {
-	if dir == "/" {
-		return strings.HasPrefix(p, "/")
-	}
-	return p == dir || strings.HasPrefix(p, dir+"/")
-}
-
-// withinAny reports whether p lies within one of dirs.
-func withinAny(p string, dirs []string) bool {
-	for _, d := range dirs {
-		if within(p, d) {
-			return true
-		}
-	}
-	return false
-}

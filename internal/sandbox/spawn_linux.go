@@ -1,8 +1,7 @@
 package sandbox
 
 import (
-	"bytes"
-	"encoding/json"
+	"agent/internal/sandbox/confine"
 	"errors"
 	"fmt"
 	"io"
@@ -37,12 +36,12 @@ func namespacesLearned(works bool, why string) {
 // them are read at once).
 func Detect() Support {
 	c := currentCaps()
-	s := Support{KernelABI: kernelABI(), Arch: runtime.GOARCH}
+	s := Support{KernelABI: confine.KernelABI(), Arch: runtime.GOARCH}
 	s.ABI = s.KernelABI
 	if c.abi >= 0 && c.abi < s.ABI {
 		s.ABI = c.abi
 	}
-	s.Seccomp = seccompAvailable() && !c.noSeccomp
+	s.Seccomp = confine.SeccompAvailable() && !c.noSeccomp
 	if c.noNamesp {
 		s.NamespacesKnown, s.NamespaceErr = true, "switched off by the test cap"
 		return s
@@ -101,6 +100,9 @@ var ErrSetup = errors.New("sandbox setup failed")
 // Is makes errors.Is(err, ErrSetup) true for a SetupError.
 func (e *SetupError) Is(target error) bool { return target == ErrSetup }
 
+// pipeBuffer is what a pipe holds without a reader (Linux's default).
+const pipeBuffer = 64 << 10
+
 // errNamespaces: the namespaces could not be made or set up; nothing ran,
 // and the spawn is tried again without them.
 var errNamespaces = errors.New("namespaces unavailable")
@@ -150,13 +152,15 @@ func prepareHelper(cmd *exec.Cmd, pol *Policy) (*helperStart, error) {
 	}
 	cmd.Path = "/proc/self/exe"
 	cmd.Args = []string{"agent-sandbox"}
-	cmd.Env = []string{helperEnv + "=1"}
+	// One P and no collector: the helper lives for a millisecond, and the
+	// runtime skips reading the cgroup's CPU limits.
+	cmd.Env = []string{confine.EnvVar + "=1", "GOMAXPROCS=1", "GOGC=off"}
 	cmd.Dir = ""
 	cmd.ExtraFiles = []*os.File{h.policyR, h.statusW}
 	attr := &syscall.SysProcAttr{Setsid: true}
 	if pol.Namespaces {
 		attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
-		if pol.Network != NetHost {
+		if pol.NetNamespace() {
 			attr.Cloneflags |= syscall.CLONE_NEWNET
 		}
 		uid, gid := os.Getuid(), os.Getgid()
@@ -177,10 +181,20 @@ func (h *helperStart) closeAll() {
 // start starts the helper, hands it the policy and waits for the exec (or
 // for its failure). On a failure the helper has been reaped.
 func (h *helperStart) start() error {
-	data, err := h.pol.encode()
+	data, err := h.pol.Encode()
 	if err != nil {
 		h.closeAll()
 		return err
+	}
+	// A policy that fits in the pipe is written before the start, so that
+	// the helper finds it at once; a larger one is written after.
+	early := len(data) <= pipeBuffer
+	if early {
+		if _, err := h.policyW.Write(data); err != nil {
+			h.closeAll()
+			return &SetupError{Stage: "policy", Err: err}
+		}
+		h.policyW.Close()
 	}
 	if err := h.cmd.Start(); err != nil {
 		h.closeAll()
@@ -191,18 +205,20 @@ func (h *helperStart) start() error {
 	}
 	h.policyR.Close()
 	h.statusW.Close()
-	_, werr := h.policyW.Write(data)
-	h.policyW.Close()
+	var werr error
+	if !early {
+		_, werr = h.policyW.Write(data)
+		h.policyW.Close()
+	}
 	msg, rerr := io.ReadAll(io.LimitReader(h.statusR, 64<<10))
 	h.statusR.Close()
-	msg = bytes.TrimSpace(msg)
 	if len(msg) == 0 && rerr == nil && werr == nil {
 		return nil // the exec happened
 	}
 	// Something failed before the exec: the helper exits on its own.
 	h.cmd.Wait()
-	var st helperStatus
-	if len(msg) == 0 || json.Unmarshal(msg, &st) != nil {
+	st, derr := confine.DecodeStatus(msg)
+	if len(msg) == 0 || derr != nil {
 		why := errors.Join(werr, rerr)
 		if why == nil {
 			why = errors.New("the helper ended without a word")

@@ -21,12 +21,6 @@ func namespacesRefused() string { return "not on Linux" }
 
 func namespacesLearned(bool, string) {}
 
-// IsHelper is false: there is no helper off Linux.
-func IsHelper() bool { return false }
-
-// HelperMain is never called off Linux.
-func HelperMain() int { return 125 }
-
 // SetupError is a failure of the sandbox before the command ran.
 type SetupError struct {
 	Stage string

@@ -1,9 +1,8 @@
-package sandbox
+package confine
 
 import (
 	"io/fs"
-	"path/filepath"
-	"sort"
+	"path"
 )
 
 // Landlock access rights (include/uapi/linux/landlock.h), by the ABI that
@@ -99,8 +98,9 @@ type lister func(dir string) ([]dirEntry, error)
 // (hierarchical, so names below stay listable, contents do not); every
 // other entry of such a folder gets the full read rights. Entries that
 // appear later are not readable, which errs the safe way. Writable
-// hierarchies are granted whole: a denied path inside one can be hidden
-// only by the namespace layer (Policy.Hide).
+// hierarchies are granted whole: a denied path inside one is hidden only
+// by the namespace layer. In the namespace tier every denied path is
+// hidden by a mount instead (hideDenied), and Deny is empty here.
 func planRules(p *Policy, list lister) []pathRule {
 	var rules []pathRule
 	deny := cleanAll(p.Deny)
@@ -119,7 +119,7 @@ func planRules(p *Policy, list lister) []pathRule {
 			return // unreadable: nothing under it is granted
 		}
 		for _, e := range ents {
-			child := filepath.Join(dir, e.name)
+			child := path.Join(dir, e.name)
 			switch {
 			case e.typ&fs.ModeSymlink != 0:
 				// Reading through a link is judged at its target.
@@ -146,17 +146,6 @@ func planRules(p *Policy, list lister) []pathRule {
 	return rules
 }
 
-func cleanAll(ps []string) []string {
-	out := make([]string, 0, len(ps))
-	for _, p := range ps {
-		if filepath.IsAbs(p) {
-			out = append(out, filepath.Clean(p))
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 func containsPath(ps []string, p string) bool {
 	for _, q := range ps {
 		if q == p {
@@ -169,7 +158,7 @@ func containsPath(ps []string, p string) bool {
 // anyBelow reports whether a path of ps lies strictly below dir.
 func anyBelow(ps []string, dir string) bool {
 	for _, q := range ps {
-		if q != dir && within(q, dir) {
+		if q != dir && Within(q, dir) {
 			return true
 		}
 	}

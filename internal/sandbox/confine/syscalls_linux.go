@@ -1,4 +1,4 @@
-package sandbox
+package confine
 
 import (
 	"errors"
@@ -85,9 +85,9 @@ func installFilter(p *Policy) error {
 	return nil
 }
 
-// seccompAvailable reports whether the kernel takes filters that return an
-// errno (seccomp(SECCOMP_GET_ACTION_AVAIL)).
-func seccompAvailable() bool {
+// SeccompAvailable reports whether the kernel takes filters that return an
+// errno (seccomp(SECCOMP_GET_ACTION_AVAIL)) and this architecture has one.
+func SeccompAvailable() bool {
 	a := nativeArch()
 	if a == nil {
 		return false

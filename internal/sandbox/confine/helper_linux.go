@@ -1,61 +1,54 @@
-package sandbox
+package confine
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
+	"path"
 	"runtime"
 	"strings"
 	"syscall"
 )
 
-// The helper's pipes, as ExtraFiles place them.
-const (
-	policyFD = 3
-	statusFD = 4
-)
-
-// helperStatus is the one message a helper writes on its status pipe: a
-// failure before the exec (or, for a probe, its success). An exec that
-// happens closes the pipe with nothing written.
-type helperStatus struct {
-	Stage string `json:"stage,omitempty"`
-	Errno int    `json:"errno,omitempty"`
-	Msg   string `json:"msg,omitempty"`
-	OK    bool   `json:"ok,omitempty"`
+// The helper is dispatched when this package initialises: before main,
+// and before the packages of the agent that the helper does not need
+// initialise (this package imports little, and the runtime initialises
+// packages in import-path order as soon as their imports are ready).
+// That saves every confined command most of the agent's start-up
+// (docs/design.md, "The sandbox helper is the agent's own binary";
+// docs/performance.md, "Sandbox").
+func init() {
+	if IsHelper() {
+		os.Exit(Main())
+	}
 }
 
 // IsHelper reports whether this process was started as the sandbox helper.
-// main calls it first thing, before parsing flags (docs/design.md, "The
-// sandbox helper is the agent's own binary").
-func IsHelper() bool { return os.Getenv(helperEnv) == "1" }
+func IsHelper() bool { return os.Getenv(EnvVar) == "1" }
 
-// HelperMain runs the helper: it confines its own thread and execs the
-// command of the policy on its pipe. It returns only on a failure, with
-// the exit code the process should end with (125); the failure is on the
-// status pipe already.
-func HelperMain() int {
+// Main runs the helper: it confines its own thread and execs the command
+// of the policy on its pipe. It returns only on a failure, with the exit
+// code the process should end with (125); the failure is on the status
+// pipe already.
+func Main() int {
 	runtime.LockOSThread() // every restriction below is the calling thread's
-	status := os.NewFile(statusFD, "status")
+	status := os.NewFile(StatusFD, "status")
 	fail := func(stage string, err error) int {
-		st := helperStatus{Stage: stage, Msg: err.Error()}
+		st := Status{Stage: stage, Msg: err.Error()}
 		var en syscall.Errno
 		if errors.As(err, &en) {
 			st.Errno = int(en)
 		}
-		b, _ := json.Marshal(st)
+		st.Msg = strings.ReplaceAll(st.Msg, "\x00", " ")
 		if status != nil {
-			status.Write(b)
+			status.Write(st.Encode())
 		} else {
 			fmt.Fprintf(os.Stderr, "agent: sandbox helper: %s: %v\n", stage, err)
 		}
 		return 125
 	}
-	in := os.NewFile(policyFD, "policy")
+	in := os.NewFile(PolicyFD, "policy")
 	if in == nil || status == nil {
 		return fail("policy", errors.New("not started by the agent (no policy pipe)"))
 	}
@@ -64,7 +57,7 @@ func HelperMain() int {
 	if err != nil {
 		return fail("policy", err)
 	}
-	p, err := decodePolicy(data)
+	p, err := DecodePolicy(data)
 	if err != nil {
 		return fail("policy", err)
 	}
@@ -72,6 +65,7 @@ func HelperMain() int {
 		if err := setupNamespaces(p); err != nil {
 			return fail("namespaces", err)
 		}
+		p.Deny = nil // hidden by the mounts: Landlock need not list around them
 	}
 	path := p.Path
 	if !p.Probe {
@@ -102,8 +96,7 @@ func HelperMain() int {
 		}
 	}
 	if p.Probe {
-		b, _ := json.Marshal(helperStatus{OK: true})
-		status.Write(b)
+		status.Write((&Status{OK: true}).Encode())
 		return 0
 	}
 	err = syscall.Exec(path, p.Args, p.Env)
@@ -114,22 +107,22 @@ func HelperMain() int {
 // PATH (not the agent's), relative to its own folder.
 func lookPath(file, pathEnv, dir string) (string, error) {
 	if strings.Contains(file, "/") {
-		if !filepath.IsAbs(file) {
-			file = filepath.Join(dir, file)
+		if !path.IsAbs(file) {
+			file = path.Join(dir, file)
 		}
 		return file, nil
 	}
-	for _, d := range filepath.SplitList(pathEnv) {
+	for _, d := range strings.Split(pathEnv, ":") {
 		if d == "" {
 			d = "."
 		}
-		if !filepath.IsAbs(d) {
-			d = filepath.Join(dir, d)
+		if !path.IsAbs(d) {
+			d = path.Join(dir, d)
 		}
-		p := filepath.Join(d, file)
+		p := path.Join(d, file)
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%s: %w", file, exec.ErrNotFound)
+	return "", fmt.Errorf("%s: executable file not found in $PATH: %w", file, syscall.ENOENT)
 }

@@ -1,10 +1,10 @@
-package sandbox
+package confine
 
 import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"path"
 	"strings"
 	"syscall"
 	"unsafe"
@@ -77,6 +77,28 @@ func hide(path string) error {
 	return nil
 }
 
+// hideDenied hides a denied path, or, when something the command may use
+// lies inside it (the private folders inside ~/.agent, a path allowRead
+// re-opens), each of its entries but the way to that.
+func hideDenied(d string, keep []string, list lister) error {
+	if !anyBelow(keep, d) {
+		if containsPath(keep, d) {
+			return nil
+		}
+		return hide(d)
+	}
+	ents, err := list(d)
+	if err != nil {
+		return nil // nothing listable there to hide
+	}
+	for _, e := range ents {
+		if err := hideDenied(path.Join(d, e.name), keep, list); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // privateTmp puts dir over /tmp, unless something the command needs
 // lives under /tmp (its folder, a writable or readable hierarchy, its
 // home): bound back inside the private folder, it would sit below the
@@ -87,7 +109,7 @@ func privateTmp(dir string, keep []string) error {
 		return nil
 	}
 	for _, k := range keep {
-		if k != "" && within(filepath.Clean(k), "/tmp") {
+		if k != "" && Within(path.Clean(k), "/tmp") {
 			return nil
 		}
 	}
@@ -123,8 +145,7 @@ func setupNamespaces(p *Policy) error {
 	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making the mounts private: %w", err)
 	}
-	keep := append(append(append([]string{p.Dir}, p.Write...), p.AllowRead...), envValue(p.Env, "HOME"))
-	if err := privateTmp(p.TmpDir, keep); err != nil {
+	if err := privateTmp(p.TmpDir, append(append(append([]string{p.Dir}, p.Write...), p.AllowRead...), envValue(p.Env, "HOME"))); err != nil {
 		return err
 	}
 	for _, path := range p.Protected {
@@ -134,6 +155,15 @@ func setupNamespaces(p *Policy) error {
 	}
 	for _, path := range p.Hide {
 		if err := hide(path); err != nil {
+			return err
+		}
+	}
+	// The denied paths are hidden here rather than left out of Landlock's
+	// read rules: a handful of mounts instead of a rule for every entry
+	// of every folder on the way to them.
+	keep := append(append([]string(nil), p.Write...), p.AllowRead...)
+	for _, d := range cleanAll(p.Deny) {
+		if err := hideDenied(d, keep, osLister); err != nil {
 			return err
 		}
 	}

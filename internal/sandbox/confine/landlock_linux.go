@@ -1,7 +1,6 @@
-package sandbox
+package confine
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -19,9 +18,9 @@ const (
 	llRulePathBeneath      = 1
 )
 
-// kernelABI asks the kernel for its Landlock ABI; 0 when Landlock is
+// KernelABI asks the kernel for its Landlock ABI; 0 when Landlock is
 // missing or disabled.
-func kernelABI() int {
+func KernelABI() int {
 	r, _, e := syscall.RawSyscall(sysLandlockCreateRuleset, 0, 0, llCreateRulesetVersion)
 	if e != 0 {
 		return 0
@@ -96,10 +95,13 @@ func addPathRule(rs int, r pathRule, handled uint64) error {
 	if access == 0 {
 		return nil
 	}
-	// struct landlock_path_beneath_attr is packed: a u64 and an s32.
-	var attr [12]byte
-	binary.NativeEndian.PutUint64(attr[0:], access)
-	binary.NativeEndian.PutUint32(attr[8:], uint32(int32(fd)))
+	// struct landlock_path_beneath_attr is packed: a u64, then an s32
+	// at byte 8, which in a second u64 is its low half on a
+	// little-endian machine and its high half on a big-endian one.
+	attr := [2]uint64{access, uint64(uint32(int32(fd)))}
+	if bigEndian() {
+		attr[1] <<= 32
+	}
 	if _, _, e := syscall.RawSyscall6(sysLandlockAddRule, uintptr(rs), llRulePathBeneath, uintptr(unsafe.Pointer(&attr[0])), 0, 0, 0); e != 0 {
 		return fmt.Errorf("landlock_add_rule %s: %w", r.path, e)
 	}
@@ -117,6 +119,12 @@ func osLister(dir string) ([]dirEntry, error) {
 		out[i] = dirEntry{name: e.Name(), typ: e.Type()}
 	}
 	return out, nil
+}
+
+// bigEndian reports the machine's byte order.
+func bigEndian() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 0
 }
 
 // oPath is O_PATH, which the syscall package does not name; its value is
