@@ -453,7 +453,12 @@ func (l *liveSession) close() {
 
 func sessionStatus(c *agent.WorkspaceSession) tui.Status {
 	p, m := c.Session.Model()
-	return tui.Status{Provider: p, Model: m, Mode: c.Permissions.Mode(), SessionID: c.Session.ID()}
+	sb := c.Sandbox()
+	sandbox := sb.Mode
+	if sb.Banner != "" {
+		sandbox = "unavailable" // the banner said why, among the notices
+	}
+	return tui.Status{Provider: p, Model: m, Mode: c.Permissions.Mode(), Sandbox: sandbox, SessionID: c.Session.ID()}
 }
 
 // Bounds of what the list screens read from the stored transcripts.

@@ -391,21 +391,29 @@ func (s *state) menuLines(w int) []screen.Line {
 func (s *state) permLines(w int) []screen.Line {
 	p := s.perm
 	inner := max(w-2, 1)
+	title := screen.Line{{Text: "Allow ", Style: s.th.title}, {Text: screen.SanitizeLine(p.req.Tool), Style: s.th.toolName}, {Text: "?", Style: s.th.title}}
+	if p.escalation() {
+		title = screen.Line{{Text: "Run ", Style: s.th.title}, {Text: screen.SanitizeLine(p.req.Tool), Style: s.th.toolName}, {Text: " outside the sandbox?", Style: s.th.title}}
+	}
 	ls := []screen.Line{
 		{{Text: strings.Repeat("─", w), Style: s.th.dim}},
-		truncLine(screen.Line{{Text: "Allow ", Style: s.th.title}, {Text: screen.SanitizeLine(p.req.Tool), Style: s.th.toolName}, {Text: "?", Style: s.th.title}}, w),
+		truncLine(title, w),
 	}
 	args := screen.Wrap(argSummary(p.req.Args), inner, screen.Style{})
 	if len(args) > 6 {
 		args = append(args[:6], screen.Line{{Text: "…", Style: s.th.dim}})
 	}
 	ls = append(ls, prefixed("  ", "  ", screen.Style{}, args)...)
-	if p.req.Reason != "" {
+	if p.escalation() {
+		// What it asks for and why, whole: the model's justification is
+		// what the user decides on.
+		ls = append(ls, prefixed("  ", "  ", s.th.dim, screen.Wrap(screen.SanitizeLine(p.req.Reason), inner, s.th.dim))...)
+	} else if p.req.Reason != "" {
 		ls = append(ls, truncLine(screen.Line{{Text: "  " + screen.SanitizeLine(p.req.Reason), Style: s.th.dim}}, w))
 	}
-	for i, c := range permChoices {
+	for i, c := range p.choices() {
 		label := c.label
-		if (i == 1 || i == 2) && p.req.Suggest != "" { // the answers that record a rule
+		if (i == 1 || i == 2) && p.req.Suggest != "" && !p.escalation() { // the answers that record a rule
 			label += " (" + screen.SanitizeLine(p.req.Suggest) + ")"
 		}
 		st := screen.Style{}
@@ -464,6 +472,9 @@ func (s *state) drawStatus(f *screen.Frame, y int) {
 	}
 	if s.status.Mode != "" {
 		parts = append(parts, "mode "+s.status.Mode)
+	}
+	if s.status.Sandbox != "" {
+		parts = append(parts, "sandbox "+s.status.Sandbox)
 	}
 	switch {
 	case s.ctxWin > 0:
@@ -545,6 +556,9 @@ func (s *state) drawFooter(f *screen.Frame, y int) {
 	ctxs := s.contexts()
 	for i, c := range ctxs {
 		for _, h := range hintActions[c] {
+			if c == keys.PermissionPrompt && s.perm != nil && s.perm.escalation() && (h.a == keys.ActAllowSession || h.a == keys.ActAllowProject) {
+				continue // an escalation is answered once or not at all
+			}
 			if k := s.km.Hint(c, h.a); k != "" && !s.shadowed(ctxs[:i], c, h.a) {
 				parts = append(parts, k+" "+h.label)
 			}
