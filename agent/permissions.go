@@ -424,7 +424,7 @@ const (
 	reasonPlan       = "plan mode allows inspection only"
 	reasonOutside    = "the path is outside the workspace"
 	reasonSandboxed  = "the sandbox confines the command (autoAllowBashIfSandboxed)"
-	remedyEscalation = "Leaving the sandbox needs the user's answer each time; where nobody can answer, only adding the exact command to sandbox.excludedCommands in ~/.agent/settings.json lets it run, unconfined."
+	remedyEscalation = "Leaving the sandbox needs the user's answer each time; where nobody can answer, only a rule that runs this exact command unconfined lets it run: the command in sandbox.excludedCommands in ~/.agent/settings.json, and allowed by permissions.allow."
 )
 
 // EscalationReason says what a call that leaves the sandbox asks for.

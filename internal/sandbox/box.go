@@ -307,6 +307,12 @@ func (b *Box) policy(prof Profile, sup Support, useNS bool) (*Policy, error) {
 		UnixConnect: prof.AllUnixSockets || len(prof.UnixSockets) > 0,
 		AgentPid:    os.Getpid(), AgentPgid: syscall.Getpgrp(),
 	}
+	if currentCaps().failSetup {
+		// The test cap's setup failure: a mode the helper refuses, so the
+		// spawn fails where a real one would (docs/sandbox.md, "Testing
+		// the degrade branches").
+		p.Mode = FullAccess + 1
+	}
 	if p.Network == NetLoopback && !useNS {
 		b.notice("loopback", "sandbox: the loopback network mode needs namespaces, which are not available here; commands get no network")
 		p.Network = NetNone
@@ -395,7 +401,7 @@ func (r *Run) Finish(state *os.ProcessState, output string) Report {
 	if r.pol != nil {
 		rep.Network = r.pol.Network
 		home := r.box.opts.Home
-		rep.Violations = recognise(output, policyView{mode: r.pol.Mode, network: r.pol.Network, write: r.pol.Write, deny: r.pol.Deny, home: home})
+		rep.Violations = recognise(output, policyView{mode: r.pol.Mode, network: r.pol.Network, write: r.pol.Write, deny: r.pol.Deny, home: home, dir: r.pol.Dir})
 	}
 	if r.guarded {
 		rep.Restored = r.box.guard.After()

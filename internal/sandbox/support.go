@@ -81,6 +81,7 @@ type testCaps struct {
 	abi        int // -1: no cap
 	noSeccomp  bool
 	noNamesp   bool
+	failSetup  bool // send the helper a policy it refuses (setup=fail)
 	configured bool
 }
 
@@ -124,6 +125,8 @@ func parseCaps(s string) (testCaps, error) {
 			c.noSeccomp = v == "off"
 		case "namespaces":
 			c.noNamesp = v == "off"
+		case "setup":
+			c.failSetup = v == "fail"
 		default:
 			return c, fmt.Errorf("test cap: unknown %q", k)
 		}

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -20,6 +22,7 @@ type policyView struct {
 	write   []string
 	deny    []string
 	home    string
+	dir     string // the command's folder, for relative paths
 }
 
 // recogniseMax bounds how much output is read and how many refusals are
@@ -65,7 +68,7 @@ func recognise(out string, v policyView) []string {
 		if !denied && !readOnly {
 			continue
 		}
-		p := refusedPath(line, low, v.home)
+		p := refusedPath(line, low, v)
 		switch {
 		case p == "":
 			switch {
@@ -84,37 +87,87 @@ func recognise(out string, v policyView) []string {
 			add("reading " + shortHome(p, v.home) + " (a denied path)")
 		case v.mode != FullAccess && !withinAny(p, v.write) && !strings.HasPrefix(p, "/dev/") && !strings.HasPrefix(p, "/proc/"):
 			add("writing " + shortHome(p, v.home) + " (outside the writable folders)")
-		case strings.HasPrefix(p, "/proc/"):
+		case strings.HasPrefix(p, "/proc/") && !strings.HasPrefix(p, "/proc/self/") && !strings.HasPrefix(p, "/proc/thread-self/"):
 			add("reading " + p + " (another process)")
 		}
 	}
 	return found
 }
 
-// refusedPath finds the path a refusal names: the last one before the
-// words of the error ("cat: /x: Permission denied", "sh: 1: cannot
-// create /x: Permission denied"), else the first after them
-// ("PermissionError: [Errno 13] Permission denied: '/x'").
-func refusedPath(line, low, home string) string {
+// refusedPath finds the path a refusal names: in the part of the line
+// just before the words of the error, a quoted path or the last word
+// ("cat: /x: Permission denied", "sh: 1: cannot create /x: Permission
+// denied", "touch: cannot touch '/x': Permission denied"), else the first
+// path after them ("PermissionError: [Errno 13] Permission denied:
+// '/x'"). A relative path is the command's folder's; a symbolic link on
+// the way is followed, as the kernel did.
+func refusedPath(line, low string, v policyView) string {
 	at := len(line)
 	for _, m := range []string{"permission denied", "operation not permitted", "read-only file system"} {
 		if i := strings.Index(low, m); i >= 0 && i < at {
 			at = i
 		}
 	}
-	before := ""
-	for rest, off := line[:at], 0; ; {
-		p, end := pathIn(rest[off:], home)
-		if p == "" {
-			break
+	seg := strings.TrimRight(line[:at], ": \t")
+	if i := strings.LastIndex(seg, ": "); i >= 0 {
+		seg = seg[i+2:]
+	}
+	p := lastQuoted(seg)
+	if p == "" {
+		if f := strings.Fields(seg); len(f) > 0 {
+			p = strings.Trim(f[len(f)-1], "'\"`")
 		}
-		before, off = p, off+end
 	}
-	if before != "" {
-		return before
+	switch p {
+	case "socket", "connect", "bind", "sendto", "sendmsg", "ptrace", "kill", "attach":
+		return "" // a call, not a path: judged by the words of the line
 	}
-	p, _ := pathIn(line[at:], home)
+	if !plausibleName(p) {
+		p, _ = pathIn(line[at:], v.home)
+	}
+	switch {
+	case p == "":
+		return ""
+	case strings.HasPrefix(p, "~/") && v.home != "":
+		p = v.home + p[1:]
+	case !filepath.IsAbs(p) && v.dir != "":
+		p = filepath.Join(v.dir, p)
+	case !filepath.IsAbs(p):
+		return ""
+	}
+	p = filepath.Clean(p)
+	if strings.HasPrefix(p, "/proc/") {
+		return p // /proc/self here is not the command's
+	}
+	if real, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		p = filepath.Join(real, filepath.Base(p))
+	}
 	return p
+}
+
+// plausibleName reports whether a word can be the file a message names:
+// not a number, not a call's arguments ("[Errno 13]", "ptrace(…, 1)").
+func plausibleName(w string) bool {
+	if w == "" || strings.ContainsAny(w, "[](){}<>") {
+		return false
+	}
+	_, err := strconv.Atoi(w)
+	return err != nil
+}
+
+// lastQuoted is the last quoted text of s ('x', "x" or `x'), or "".
+func lastQuoted(s string) string {
+	for _, q := range []string{"'", "\"", "`"} {
+		end := strings.LastIndex(s, q)
+		if end <= 0 {
+			continue
+		}
+		start := strings.LastIndexAny(s[:end], "'\"`")
+		if start >= 0 && start < end-1 {
+			return s[start+1 : end]
+		}
+	}
+	return ""
 }
 
 // pathIn finds the first absolute (or home-relative) path a message
