@@ -100,6 +100,14 @@ var ErrSetup = errors.New("sandbox setup failed")
 // Is makes errors.Is(err, ErrSetup) true for a SetupError.
 func (e *SetupError) Is(target error) bool { return target == ErrSetup }
 
+// Capabilities the helper keeps in its namespaces
+// (include/uapi/linux/capability.h).
+const (
+	capSetPcap  = 8
+	capNetAdmin = 12
+	capSysAdmin = 21
+)
+
 // pipeBuffer is what a pipe holds without a reader (Linux's default).
 const pipeBuffer = 64 << 10
 
@@ -167,6 +175,12 @@ func prepareHelper(cmd *exec.Cmd, pol *Policy) (*helperStart, error) {
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
 		attr.GidMappingsEnableSetgroups = false
+		// The helper keeps, across its exec, what it needs in the new
+		// namespaces (an unprivileged user is not root there, so the
+		// exec would drop them): mounts, the loopback interface, and
+		// emptying the bounding set. It drops them all before the
+		// command's exec.
+		attr.AmbientCaps = []uintptr{capSysAdmin, capNetAdmin, capSetPcap}
 	}
 	cmd.SysProcAttr = attr
 	return h, nil
