@@ -594,12 +594,16 @@ func (m *Manager) Call(ctx context.Context, name string, args json.RawMessage, o
 	if c == nil {
 		return nil, fmt.Errorf("%w: the tool %s is no longer available", ErrCannotConnect, name)
 	}
-	r, err := c.CallTool(ctx, t.Tool.Name, args, opts)
 	d := m.opts.Settings.Servers[t.Server]
+	call := func() (*CallToolResult, error) { return c.CallTool(ctx, t.Tool.Name, args, opts) }
+	var r *CallToolResult
+	var err error
 	if m.opts.Sandbox.writesWorkspace(d) {
-		// Landlock cannot refuse a change below the workspace: look after
-		// each call (docs/sandbox.md, "Protected paths").
-		m.opts.Sandbox.checkAfterCall(t.Server, r)
+		// Landlock cannot refuse a change below the workspace: look
+		// around each call (docs/sandbox.md, "Protected paths").
+		r, err = m.opts.Sandbox.guardCall(t.Server, call)
+	} else {
+		r, err = call()
 	}
 	return r, mask(d, err)
 }

@@ -45,16 +45,19 @@ func (sb *Sandbox) writesWorkspace(d *config.ServerDef) bool {
 	return sb != nil && d != nil && d.Type == "stdio" && sb.ServerProfile(d).Mode == sandbox.WorkspaceWrite
 }
 
-// checkAfterCall checks the protected paths after a confined server's
-// call and says in the result what was restored.
-func (sb *Sandbox) checkAfterCall(server string, r *CallToolResult) {
-	rs := sb.Box.CheckProtected("mcp:" + server)
-	if len(rs) == 0 || r == nil {
-		return
+// guardCall runs a confined server's call between two looks at the
+// protected paths (docs/sandbox.md, "Protected paths"), and says in the
+// result what was restored.
+func (sb *Sandbox) guardCall(server string, call func() (*CallToolResult, error)) (*CallToolResult, error) {
+	var r *CallToolResult
+	var err error
+	rs := sb.Box.Guarded("mcp:"+server, func() { r, err = call() })
+	if len(rs) > 0 && r != nil {
+		parts := make([]string, len(rs))
+		for i, x := range rs {
+			parts[i] = x.String()
+		}
+		r.Content = append(r.Content, Content{Type: "text", Text: "[sandbox: the server changed protected paths, which were restored: " + strings.Join(parts, "; ") + "]"})
 	}
-	parts := make([]string, len(rs))
-	for i, x := range rs {
-		parts[i] = x.String()
-	}
-	r.Content = append(r.Content, Content{Type: "text", Text: "[sandbox: the server changed protected paths, which were restored: " + strings.Join(parts, "; ") + "]"})
+	return r, err
 }

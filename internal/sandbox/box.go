@@ -427,10 +427,13 @@ func (r *Run) Finish(state *os.ProcessState, output string) Report {
 	return rep
 }
 
-// CheckProtected checks the protected paths after a call to a
-// long-running confined process, and records what it restored.
-func (b *Box) CheckProtected(label string) []Restore {
-	rs := b.guard.Check()
+// Guarded runs f (a call to a long-running confined process: a stdio MCP
+// server's tool) between a look at the protected paths before and a check
+// after, and records what it restored.
+func (b *Box) Guarded(label string, f func()) []Restore {
+	b.guard.Before()
+	f()
+	rs := b.guard.After()
 	if len(rs) > 0 {
 		rec := Record{Event: "guard", Label: label}
 		for _, x := range rs {

@@ -331,8 +331,8 @@ func (g *Guard) After() []Restore {
 	return g.check()
 }
 
-// Check finds and undoes changes without a Before: after a call to a
-// long-running confined process (a stdio MCP server).
+// Check finds and undoes changes since the last Before (tests; a
+// second look after After).
 func (g *Guard) Check() []Restore {
 	g.mu.Lock()
 	defer g.mu.Unlock()
