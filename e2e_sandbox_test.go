@@ -788,3 +788,42 @@ func TestE2ESandboxModes(t *testing.T) {
 		t.Fatalf("signal: %+v", r)
 	}
 }
+
+// TestE2ESandboxEscalationTUI: in the terminal UI a command that asks to
+// leave the sandbox gets its own question (two answers), and an answer of
+// once runs it with the network it asked for; the next call that asks is
+// asked again, and the status line names the sandbox.
+func TestE2ESandboxEscalationTUI(t *testing.T) {
+	needSandbox(t, false)
+	addr, reached := listen(t, "tcp", "127.0.0.1:0")
+	cmd := sandboxProbe(t) + " tcp " + addr
+	esc, _ := json.Marshal(map[string]string{"command": cmd, "sandbox": "escalate", "justification": "reach the test server", "needs": "network"})
+	s, _ := printSandbox(t,
+		call("c1", "Bash", string(esc)), fakemodel.Reply{Text: "Reached."},
+		call("c2", "Bash", string(esc)), fakemodel.Reply{Text: "Declined."})
+	m, out, done := startTUI(t, s)
+	out.waitFor(t, "sandbox workspace-write")
+	m.Write([]byte("connect\r"))
+	out.waitFor(t, "Run Bash outside the sandbox?")
+	out.waitFor(t, "reach the test server")
+	out.waitFor(t, "Allow once, for this command only")
+	m.Write([]byte("s")) // allow for the session: not an answer here
+	m.Write([]byte("y"))
+	out.waitFor(t, "Reached.")
+	if !reached() {
+		t.Fatal("the escalated command did not reach the server")
+	}
+	// Allowed once means once: the same call is asked again.
+	before := strings.Count(out.String(), "Run Bash outside the sandbox?")
+	m.Write([]byte("again\r"))
+	deadline := time.Now().Add(20 * time.Second)
+	for strings.Count(out.String(), "Run Bash outside the sandbox?") == before {
+		if time.Now().After(deadline) {
+			t.Fatalf("the second escalation was not asked: %q", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	m.Write([]byte("n"))
+	out.waitFor(t, "Declined.")
+	ctrlCTwice(t, m, out, done)
+}
