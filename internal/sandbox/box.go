@@ -313,6 +313,12 @@ func (b *Box) policy(prof Profile, sup Support, useNS bool) (*Policy, error) {
 		// the degrade branches").
 		p.Mode = FullAccess + 1
 	}
+	if currentCaps().failNamesp && useNS {
+		// The test cap's namespace failure: a file to put over /tmp,
+		// which the helper's mount refuses, as a kernel that does not
+		// let it set namespaces up would.
+		p.TmpDir = "/proc/self/exe"
+	}
 	if p.Network == NetLoopback && !useNS {
 		b.notice("loopback", "sandbox: the loopback network mode needs namespaces, which are not available here; commands get no network")
 		p.Network = NetNone

@@ -231,6 +231,64 @@ func TestBoxNamespaceBinds(t *testing.T) {
 	}
 }
 
+// TestBoxNamespaceFallback: when the namespaces cannot be set up, the
+// spawn is made again without them (nothing ran), the user is told once,
+// and later spawns do not try again.
+func TestBoxNamespaceFallback(t *testing.T) {
+	needKernel(t)
+	withCaps(t, testCaps{abi: -1, failNamesp: true})
+	resetNamespaces(t)
+	// Outside /tmp, so that the private /tmp is attempted.
+	root, err := os.MkdirTemp("/var/tmp", "sandbox-test-")
+	if err != nil {
+		t.Skip("no /var/tmp")
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	f := &boxFixture{home: filepath.Join(root, "home"), ws: filepath.Join(root, "ws")}
+	os.MkdirAll(f.ws, 0o755)
+	f.box, err = New(Options{Home: f.home, Workspace: f.ws, ID: "t",
+		Notice: func(s string) { f.mu.Lock(); f.notices = append(f.notices, s); f.mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.box.Close()
+	for i := 0; i < 2; i++ {
+		out, _, err := f.run(t, Profile{Mode: WorkspaceWrite}, `echo ran >> ran.txt; echo ok`)
+		if err != nil || !strings.Contains(out, "ok") {
+			t.Fatalf("%q %v", out, err)
+		}
+	}
+	if got := readFile(t, filepath.Join(f.ws, "ran.txt")); got != "ran\nran\n" {
+		t.Fatalf("ran %q: a failed attempt must not run the command", got)
+	}
+	sup := f.box.Support()
+	if sup.Namespaces || !sup.NamespacesKnown || sup.Tier() != "landlock+seccomp" {
+		t.Fatalf("%+v", sup)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.notices) != 1 || !strings.Contains(f.notices[0], "namespaces are not available here") {
+		t.Fatalf("%q", f.notices)
+	}
+}
+
+// resetNamespaces forgets what an earlier spawn of this process learned
+// about namespaces, for one test.
+func resetNamespaces(t *testing.T) {
+	nsState.Lock()
+	old := struct {
+		known, works bool
+		err          string
+	}{nsState.known, nsState.works, nsState.err}
+	nsState.known, nsState.works, nsState.err = false, false, ""
+	nsState.Unlock()
+	t.Cleanup(func() {
+		nsState.Lock()
+		nsState.known, nsState.works, nsState.err = old.known, old.works, old.err
+		nsState.Unlock()
+	})
+}
+
 // TestBoxLoopbackWithoutNamespaces: the loopback mode needs namespaces;
 // without them the network is none, and the user is told once.
 func TestBoxLoopbackWithoutNamespaces(t *testing.T) {

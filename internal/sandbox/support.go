@@ -82,6 +82,7 @@ type testCaps struct {
 	noSeccomp  bool
 	noNamesp   bool
 	failSetup  bool // send the helper a policy it refuses (setup=fail)
+	failNamesp bool // make the namespace stage fail (namespaces=fail)
 	configured bool
 }
 
@@ -125,6 +126,7 @@ func parseCaps(s string) (testCaps, error) {
 			c.noSeccomp = v == "off"
 		case "namespaces":
 			c.noNamesp = v == "off"
+			c.failNamesp = v == "fail"
 		case "setup":
 			c.failSetup = v == "fail"
 		default:
