@@ -491,12 +491,18 @@ func checkRow(t *testing.T, c confinedRow, s *sandbox, out string, reached func(
 // socket of a background session of the same user.
 func TestE2ESandboxControlSocket(t *testing.T) {
 	needSandbox(t, false)
-	s, _ := printSandbox(t)
+	s, srv := printSandbox(t)
 	id := bgStart(t, s)
 	sock := filepath.Join(s.Home, ".agent", "run", id+".sock")
 	r := s.run("", "sandbox", "run", "--", sandboxProbe(t), "unix", sock)
 	if r.Code != 1 || !strings.Contains(r.Stdout, "refused:") {
 		t.Fatalf("%+v", r)
+	}
+	// The same through the Bash tool of a print-mode session beside it.
+	args, _ := json.Marshal(map[string]string{"command": sandboxProbe(t) + " unix " + sock})
+	srv.Add(call("c1", "Bash", string(args)), fakemodel.Reply{Text: "done"})
+	if r := s.run("", "-p", "go"); r.Code != 0 || !strings.Contains(toolResult(t, srv), "refused:") {
+		t.Fatalf("%+v\n%s", r, toolResult(t, srv))
 	}
 	// The session is still there, and answers us.
 	if resp := control(t, s, id, `{"op":"info"}`); !resp.OK {
@@ -511,7 +517,7 @@ func TestE2ESandboxGoTest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module inside the sandbox")
 	}
-	s := newSandbox(t)
+	s, srv := printSandbox(t)
 	s.write("go.mod", "module m\n\ngo 1.22\n")
 	s.write("m_test.go", "package m\n\nimport \"testing\"\n\nfunc TestOK(t *testing.T) {}\n")
 	goroot := strings.TrimSpace(runOut(t, "go", "env", "GOROOT"))
@@ -523,6 +529,11 @@ func TestE2ESandboxGoTest(t *testing.T) {
 	caches, _ := filepath.Glob(filepath.Join(s.Home, ".agent", "sandbox", "cache", "*", "go-build"))
 	if len(caches) != 1 {
 		t.Fatalf("no private build cache: %v", caches)
+	}
+	// Through the Bash tool, with the cache the first run filled.
+	srv.Add(call("c1", "Bash", `{"command":"go test -count=1 ./... && echo TESTS-PASSED"}`), fakemodel.Reply{Text: "done"})
+	if r := s.run("", "-p", "go"); r.Code != 0 || !strings.Contains(toolResult(t, srv), "TESTS-PASSED") {
+		t.Fatalf("%+v\n%s", r, toolResult(t, srv))
 	}
 }
 
