@@ -26,61 +26,49 @@ import (
 	sbox "agent/internal/sandbox"
 )
 
-var (
-	probeOnce  sync.Once
-	probePath  string
-	probeErr   error
-	taggedOnce sync.Once
-	taggedPath string
-	taggedErr  error
-)
+// builtOnce builds a binary once per test process.
+type builtOnce struct {
+	once sync.Once
+	path string
+	err  error
+}
 
-// sandboxProbe builds testdata/sandboxprobe once per test process.
-func sandboxProbe(t testing.TB) string {
+// get builds with go build ARGS… into a temporary folder readable by
+// every user (the sandbox tests also run as an unprivileged one).
+func (b *builtOnce) get(t testing.TB, name string, args ...string) string {
 	t.Helper()
-	probeOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agent-e2e-probe-")
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "agent-e2e-"+name+"-")
 		if err != nil {
-			probeErr = err
+			b.err = err
 			return
 		}
 		os.Chmod(dir, 0o755)
-		probePath = filepath.Join(dir, "sandboxprobe")
-		cmd := exec.Command("go", "build", "-o", probePath, "./testdata/sandboxprobe")
+		b.path = filepath.Join(dir, name)
+		cmd := exec.Command("go", append([]string{"build", "-o", b.path}, args...)...)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			probeErr = errors.New(string(out))
+			b.err = errors.New(string(out))
 		}
 	})
-	if probeErr != nil {
-		t.Fatalf("building sandboxprobe: %v", probeErr)
+	if b.err != nil {
+		t.Fatalf("building %s: %v", name, b.err)
 	}
-	return probePath
+	return b.path
+}
+
+var probeBuild, taggedBuild builtOnce
+
+// sandboxProbe is testdata/sandboxprobe, built once.
+func sandboxProbe(t testing.TB) string {
+	return probeBuild.get(t, "sandboxprobe", "./testdata/sandboxprobe")
 }
 
 // taggedBinary is the agent built with -tags sandboxtest: it reads
 // AGENT_SANDBOX_TEST_CAP, so that every degrade branch runs on this
 // kernel (docs/sandbox.md, "Testing the degrade branches").
 func taggedBinary(t testing.TB) string {
-	t.Helper()
-	taggedOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agent-e2e-tagged-")
-		if err != nil {
-			taggedErr = err
-			return
-		}
-		os.Chmod(dir, 0o755)
-		taggedPath = filepath.Join(dir, "agent")
-		cmd := exec.Command("go", "build", "-tags", "sandboxtest", "-o", taggedPath, ".")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			taggedErr = errors.New(string(out))
-		}
-	})
-	if taggedErr != nil {
-		t.Fatalf("building the tagged agent: %v", taggedErr)
-	}
-	return taggedPath
+	return taggedBuild.get(t, "agent", "-tags", "sandboxtest", ".")
 }
 
 // needSandbox skips a test on a machine whose kernel cannot confine, and

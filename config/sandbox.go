@@ -67,14 +67,9 @@ const loosenMsg = "ignored: only user settings may loosen the sandbox (move it t
 
 // sandboxKeys applies one file's sandbox object.
 func (l *loader) sandboxKeys(f File, p strictjson.Path, v *strictjson.Value) {
-	if v.Kind != strictjson.Object {
-		l.diag(f.Path, p, "expected an object, found %s; ignored", v.Kind)
-		return
-	}
 	s := &l.s.Sandbox
 	user := f.Scope == User
-	for _, m := range v.Members {
-		kp := p.Key(m.Key)
+	l.sandboxObject(f, p, v, "enabled, mode, failIfUnavailable, autoAllowBashIfSandboxed, allowUnsandboxedCommands, excludedCommands, filesystem, network, protectedPaths", func(kp strictjson.Path, m strictjson.Member) bool {
 		switch m.Key {
 		case "enabled":
 			b, ok := l.sandboxBool(f, kp, m.Value)
@@ -121,12 +116,7 @@ func (l *loader) sandboxKeys(f File, p strictjson.Path, v *strictjson.Value) {
 				}
 			}
 		case "excludedCommands":
-			cmds := l.sandboxStrings(f, kp, m.Value, "a command")
-			if len(cmds) > 0 && !user {
-				l.diag(f.Path, kp, "%s", loosenMsg)
-				continue
-			}
-			s.Excluded = append(s.Excluded, cmds...)
+			s.Excluded = append(s.Excluded, l.userOnly(f, kp, l.sandboxStrings(f, kp, m.Value, "a command"))...)
 		case "filesystem":
 			l.sandboxFilesystem(f, kp, m.Value)
 		case "network":
@@ -134,20 +124,16 @@ func (l *loader) sandboxKeys(f File, p strictjson.Path, v *strictjson.Value) {
 		case "protectedPaths":
 			s.Protected = append(s.Protected, l.sandboxPaths(f, kp, m.Value, false)...)
 		default:
-			l.diag(f.Path, kp, "unknown key (known: enabled, mode, failIfUnavailable, autoAllowBashIfSandboxed, allowUnsandboxedCommands, excludedCommands, filesystem, network, protectedPaths); ignored")
+			return false
 		}
-	}
+		return true
+	})
 }
 
 func (l *loader) sandboxFilesystem(f File, p strictjson.Path, v *strictjson.Value) {
-	if v.Kind != strictjson.Object {
-		l.diag(f.Path, p, "expected an object {allowWrite, denyWrite, allowRead, denyRead}, found %s; ignored", v.Kind)
-		return
-	}
 	s := &l.s.Sandbox
 	user := f.Scope == User
-	for _, m := range v.Members {
-		kp := p.Key(m.Key)
+	l.sandboxObject(f, p, v, "allowWrite, denyWrite, allowRead, denyRead", func(kp strictjson.Path, m strictjson.Member) bool {
 		switch m.Key {
 		case "allowWrite":
 			for i, path := range l.sandboxPaths(f, kp, m.Value, true) {
@@ -160,29 +146,20 @@ func (l *loader) sandboxFilesystem(f File, p strictjson.Path, v *strictjson.Valu
 		case "denyWrite":
 			s.DenyWrite = append(s.DenyWrite, l.sandboxPaths(f, kp, m.Value, false)...)
 		case "allowRead":
-			paths := l.sandboxPaths(f, kp, m.Value, true)
-			if len(paths) > 0 && !user {
-				l.diag(f.Path, kp, "%s", loosenMsg)
-				continue
-			}
-			s.AllowRead = append(s.AllowRead, paths...)
+			s.AllowRead = append(s.AllowRead, l.userOnly(f, kp, l.sandboxPaths(f, kp, m.Value, true))...)
 		case "denyRead":
 			s.DenyRead = append(s.DenyRead, l.sandboxPaths(f, kp, m.Value, false)...)
 		default:
-			l.diag(f.Path, kp, "unknown key (known: allowWrite, denyWrite, allowRead, denyRead); ignored")
+			return false
 		}
-	}
+		return true
+	})
 }
 
 func (l *loader) sandboxNetwork(f File, p strictjson.Path, v *strictjson.Value) {
-	if v.Kind != strictjson.Object {
-		l.diag(f.Path, p, "expected an object {mode, allowUnixSockets, allowAllUnixSockets, allowLocalBinding}, found %s; ignored", v.Kind)
-		return
-	}
 	s := &l.s.Sandbox
 	user := f.Scope == User
-	for _, m := range v.Members {
-		kp := p.Key(m.Key)
+	l.sandboxObject(f, p, v, "mode, allowUnixSockets, allowAllUnixSockets, allowLocalBinding", func(kp strictjson.Path, m strictjson.Member) bool {
 		switch m.Key {
 		case "mode":
 			n, ok := l.sandboxEnum(f, kp, m.Value, sandbox.NetModeNames, func(x string) (int, bool) { nm, ok := sandbox.ParseNetMode(x); return int(nm), ok })
@@ -194,12 +171,7 @@ func (l *loader) sandboxNetwork(f File, p strictjson.Path, v *strictjson.Value) 
 				s.Network = sandbox.NetMode(n)
 			}
 		case "allowUnixSockets":
-			paths := l.sandboxPaths(f, kp, m.Value, false)
-			if len(paths) > 0 && !user {
-				l.diag(f.Path, kp, "%s", loosenMsg)
-				continue
-			}
-			s.UnixSockets = append(s.UnixSockets, paths...)
+			s.UnixSockets = append(s.UnixSockets, l.userOnly(f, kp, l.sandboxPaths(f, kp, m.Value, false))...)
 		case "allowAllUnixSockets", "allowLocalBinding":
 			b, ok := l.sandboxBool(f, kp, m.Value)
 			dst := &s.AllUnixSockets
@@ -214,9 +186,36 @@ func (l *loader) sandboxNetwork(f File, p strictjson.Path, v *strictjson.Value) 
 				*dst = b
 			}
 		default:
-			l.diag(f.Path, kp, "unknown key (known: mode, allowUnixSockets, allowAllUnixSockets, allowLocalBinding); ignored")
+			return false
+		}
+		return true
+	})
+}
+
+// sandboxObject calls each for the members of an object value; each
+// reports false for a key it does not know, which is said and ignored. A
+// value that is not an object is said and ignored whole.
+func (l *loader) sandboxObject(f File, p strictjson.Path, v *strictjson.Value, keys string, each func(kp strictjson.Path, m strictjson.Member) bool) {
+	if v.Kind != strictjson.Object {
+		l.diag(f.Path, p, "expected an object {%s}, found %s; ignored", keys, v.Kind)
+		return
+	}
+	for _, m := range v.Members {
+		kp := p.Key(m.Key)
+		if !each(kp, m) {
+			l.diag(f.Path, kp, "unknown key (known: %s); ignored", keys)
 		}
 	}
+}
+
+// userOnly passes a list that loosens the sandbox from a user file; from
+// a project or local file a non-empty one is ignored with a diagnostic.
+func (l *loader) userOnly(f File, p strictjson.Path, vals []string) []string {
+	if len(vals) > 0 && f.Scope != User {
+		l.diag(f.Path, p, "%s", loosenMsg)
+		return nil
+	}
+	return vals
 }
 
 func (l *loader) sandboxBool(f File, p strictjson.Path, v *strictjson.Value) (bool, bool) {

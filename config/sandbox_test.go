@@ -52,7 +52,7 @@ func TestSandboxSettings(t *testing.T) {
 		{"a project cannot bring escalation back", files{"user": `{"sandbox":{"allowUnsandboxedCommands":false}}`, "local": `{"sandbox":{"allowUnsandboxedCommands":true}}`},
 			with(func(w *want) { w.unsbx = false }), []string{"$.sandbox.allowUnsandboxedCommands: ignored"}},
 		{"a bool not a bool", files{"user": `{"sandbox":{"enabled":"yes"}}`}, def, []string{"$.sandbox.enabled: expected true or false, found string"}},
-		{"sandbox not an object", files{"user": `{"sandbox":true}`}, def, []string{"$.sandbox: expected an object, found bool"}},
+		{"sandbox not an object", files{"user": `{"sandbox":true}`}, def, []string{"$.sandbox: expected an object {enabled, mode, "}},
 		{"an unknown key", files{"user": `{"sandbox":{"enable":true}}`}, def, []string{"$.sandbox.enable: unknown key"}},
 		{"an unknown filesystem key", files{"user": `{"sandbox":{"filesystem":{"write":[]}}}`}, def, []string{"$.sandbox.filesystem.write: unknown key"}},
 		{"an unknown network key", files{"user": `{"sandbox":{"network":{"proxy":"x"}}}`}, def, []string{"$.sandbox.network.proxy: unknown key"}},

@@ -4,7 +4,6 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
 	"os/exec"
 	"runtime"
 )
@@ -20,29 +19,6 @@ func Detect() Support {
 func namespacesRefused() string { return "not on Linux" }
 
 func namespacesLearned(bool, string) {}
-
-// SetupError is a failure of the sandbox before the command ran.
-type SetupError struct {
-	Stage string
-	Err   error
-}
-
-func (e *SetupError) Error() string {
-	return fmt.Sprintf("sandbox setup failed (%s): %v; the command did not run", e.Stage, e.Err)
-}
-func (e *SetupError) Unwrap() error        { return e.Err }
-func (e *SetupError) Is(target error) bool { return target == ErrSetup }
-
-// ErrSetup matches every SetupError.
-var ErrSetup = errors.New("sandbox setup failed")
-
-var errNamespaces = errors.New("namespaces unavailable")
-
-// CommandError: the command itself could not be started.
-type CommandError struct{ Err error }
-
-func (e *CommandError) Error() string { return e.Err.Error() }
-func (e *CommandError) Unwrap() error { return e.Err }
 
 type helperStart struct{}
 
