@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,6 +19,7 @@ import (
 	"agent/events"
 	"agent/internal/securefile"
 	"agent/mcp"
+	"agent/mcp/oauth"
 	"agent/providers"
 	"agent/providers/builtin"
 	"agent/tui"
@@ -76,6 +79,9 @@ func interactive(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops 
 	if err := checkModelFlags("", sf); err != nil {
 		return err
 	}
+	if err := checkAgentsFlag("", sf.agentsJSON); err != nil {
+		return err
+	}
 	if len(ops) > 1 {
 		return usagef("", "the interactive session takes one PROMPT (quote it), got %d arguments", len(ops))
 	}
@@ -111,48 +117,8 @@ func commandRunner(home string, live func() (*agent.WorkspaceSession, *eventEndp
 	return func(ctx context.Context, words []string) (string, error) {
 		c, ep := live()
 		switch words[0] {
-		case "/mcp":
-			if c == nil {
-				return "", errors.New("the session has not started")
-			}
-			return c.MCPCommand(ctx, words[1:])
 		case "/events":
 			return ep.command(words[1:])
-		case "/memory":
-			if c == nil {
-				return "", errors.New("the session has not started")
-			}
-			return c.MemoryCommand(words[1:])
-		case "/context":
-			if c == nil {
-				return "", errors.New("the session has not started")
-			}
-			return c.ContextReport(), nil
-		case "/compact":
-			if c == nil {
-				return "", errors.New("the session has not started")
-			}
-			// A turn of its own, after the running one; the UI shows its
-			// progress and its line (docs/reference/runtime.md, "Context
-			// management").
-			turn, err := c.Session.Submit(agent.CompactRequest(strings.Join(words[1:], " ")))
-			if err != nil {
-				return "", err
-			}
-			_, err = turn.Wait(ctx)
-			return "", err
-		case "/init":
-			if c == nil {
-				return "", errors.New("the session has not started")
-			}
-			// The turn shows itself as it runs; the command ends with it,
-			// so that plain line mode reads its next line only then.
-			turn, err := c.Session.Submit(agent.InitRequest())
-			if err != nil {
-				return "", err
-			}
-			_, err = turn.Wait(ctx)
-			return "", err
 		case "/keybindings":
 			path, created, err := keymap.Create(home)
 			if err != nil {
@@ -163,8 +129,82 @@ func commandRunner(home string, live func() (*agent.WorkspaceSession, *eventEndp
 			}
 			return path + " exists; edit it there (changes apply while the session runs).\n", nil
 		}
-		return "", fmt.Errorf("%w: unknown command %s", agent.ErrUsage, words[0])
+		if c == nil {
+			return "", errors.New("the session has not started")
+		}
+		if run, ok := sessionCommands[words[0]]; ok {
+			return run(ctx, c, words[1:])
+		}
+		if agent.IsMCPPromptCommand(words[0]) {
+			// An MCP prompt: fetched with its arguments and sent as a
+			// turn (docs/reference/mcp.md, "Prompts").
+			req, err := c.MCPPromptRequest(ctx, words)
+			if err != nil {
+				return "", err
+			}
+			return "", runTurn(ctx, c, req)
+		}
+		// A custom command or a skill: its turn, shown as it runs
+		// (docs/reference/runtime.md, "Subagents, commands and skills").
+		req, ok, err := c.CommandTurn(ctx, words[0], strings.Join(words[1:], " "))
+		if !ok {
+			return "", fmt.Errorf("%w: unknown command %s", agent.ErrUsage, words[0])
+		}
+		if err != nil {
+			return "", err
+		}
+		return "", runTurn(ctx, c, req)
 	}
+}
+
+// sessionCommands are the slash commands that act on the live session.
+var sessionCommands = map[string]func(ctx context.Context, c *agent.WorkspaceSession, args []string) (string, error){
+	"/mcp": func(ctx context.Context, c *agent.WorkspaceSession, args []string) (string, error) {
+		return c.MCPCommand(ctx, args)
+	},
+	"/hooks": func(_ context.Context, c *agent.WorkspaceSession, args []string) (string, error) {
+		return c.HooksCommand(args)
+	},
+	"/memory": func(_ context.Context, c *agent.WorkspaceSession, args []string) (string, error) {
+		return c.MemoryCommand(args)
+	},
+	"/context": func(_ context.Context, c *agent.WorkspaceSession, _ []string) (string, error) {
+		return c.ContextReport(), nil
+	},
+	"/agents": func(_ context.Context, c *agent.WorkspaceSession, _ []string) (string, error) {
+		return c.AgentsCommand(), nil
+	},
+	// A turn of its own, after the running one; the UI shows its progress
+	// and its line (docs/reference/runtime.md, "Context management").
+	"/compact": func(ctx context.Context, c *agent.WorkspaceSession, args []string) (string, error) {
+		return "", runTurn(ctx, c, agent.CompactRequest(strings.Join(args, " ")))
+	},
+	"/init": func(ctx context.Context, c *agent.WorkspaceSession, _ []string) (string, error) {
+		return "", runTurn(ctx, c, agent.InitRequest())
+	},
+	"/todos": func(_ context.Context, c *agent.WorkspaceSession, _ []string) (string, error) {
+		return c.Session.TodosCommand(), nil
+	},
+	"/cost": func(_ context.Context, c *agent.WorkspaceSession, _ []string) (string, error) {
+		return c.CostReport(), nil
+	},
+	// The terminal UI runs /rewind itself; plain line mode has no menus
+	// (docs/reference/cli.md, "In-session commands").
+	"/rewind": func(context.Context, *agent.WorkspaceSession, []string) (string, error) {
+		return "", errors.New("needs the terminal UI; 'agent session rewind ID CHECKPOINT' rewinds a stored session")
+	},
+}
+
+// runTurn submits a command's turn and waits for it: the turn shows
+// itself as it runs, and the command ends with it, so that plain line mode
+// reads its next line only then.
+func runTurn(ctx context.Context, c *agent.WorkspaceSession, req agent.TurnRequest) error {
+	turn, err := c.Session.Submit(req)
+	if err != nil {
+		return err
+	}
+	_, err = turn.Wait(ctx)
+	return err
 }
 
 // plainSession is the fallback when stdout is not a terminal or
@@ -188,18 +228,27 @@ func plainSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, pro
 	// /clear: a new session in place of the running one, as in the
 	// terminal UI.
 	newConversation := func(ctx context.Context) (tui.Session, error) {
-		nc, err := agent.Start(ctx, opts)
+		o := opts
+		o.Source = "clear"
+		nc, err := agent.Start(ctx, o)
 		if err != nil {
 			return nil, err
 		}
 		old, ep := live.get()
 		ep.retarget(nc)
 		live.set(nc, ep)
+		old.EndReason = "clear"
 		old.Close()
 		return tui.FromAgent(nc.Session), nil
 	}
 	code, err := tui.RunPlain(ctx, tui.FromAgent(c.Session), tui.PlainOptions{
 		In: e.in, Out: e.out, Err: e.err, Commands: commandRunner(e.home, live.get), NewConversation: newConversation,
+		Extra: func() []agent.SlashCommand {
+			if c, _ := live.get(); c != nil {
+				return c.SlashCommands()
+			}
+			return nil
+		},
 	}, prompt)
 	if err != nil {
 		return err
@@ -256,6 +305,7 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 		NoColor:  e.getenv("NO_COLOR") != "",
 		Commands: commandRunner(e.home, u.live.get),
 		Hooks:    u.hooks(), UI: ui,
+		Editor: func(ctx context.Context, cmd *exec.Cmd) error { return runEditor(tty, cmd) },
 	})
 	defer u.app.Close()
 	if err := u.askTrust(ctx); err != nil {
@@ -269,6 +319,9 @@ func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, 
 	u.app.Close()
 	tty.Restore()
 	c, _ = u.live.get()
+	if ctx.Err() == nil {
+		c.EndReason = "prompt_input_exit" // the user ended it (SessionEnd's reason)
+	}
 	fmt.Fprintf(e.err, "agent: session %s (continue it with 'agent --resume %s')\n", c.Session.ID(), c.Session.ID())
 	if err != nil {
 		return err
@@ -304,6 +357,7 @@ func (u *interactiveUI) hooks() tui.Hooks {
 		Sessions:        u.sessions,
 		SwitchSession:   u.switchSession,
 		NewConversation: u.newConversation,
+		Commands:        u.customCommands,
 		SetModel:        u.setModel,
 		SetMode:         u.setMode,
 		PendingMCP:      u.pendingMCP,
@@ -313,14 +367,51 @@ func (u *interactiveUI) hooks() tui.Hooks {
 		SaveUI:          func(ui tui.UISettings) error { return tui.SaveUISettings(u.e.home, ui) },
 		Transports:      u.transports,
 		Attach:          u.attach,
+		Todos:           u.todos,
+		Checkpoints:     u.checkpoints,
+		Rewind:          u.rewind,
+		OpenURL:         oauth.OpenBrowser,
+		MCPPrompts:      u.mcpPrompts,
+		MCPMentions:     u.mcpMentions,
 	}
+}
+
+// mcpPrompts lists the connected servers' prompts for the slash menu.
+func (u *interactiveUI) mcpPrompts() []agent.PromptCommand {
+	c, _ := u.live.get()
+	if c == nil || c.MCP == nil {
+		return nil
+	}
+	return c.MCPPromptCommands()
+}
+
+// mcpMentions lists the @server:uri of the connected servers' resources
+// and templates for the composer's completion.
+func (u *interactiveUI) mcpMentions() []tui.Mention {
+	c, _ := u.live.get()
+	if c == nil || c.MCP == nil {
+		return nil
+	}
+	res, tmpl := c.MCP.Resources()
+	out := make([]tui.Mention, 0, len(res)+len(tmpl))
+	for _, r := range res {
+		help := r.Name
+		if r.Description != "" {
+			help += " — " + r.Description
+		}
+		out = append(out, tui.Mention{Text: "@" + r.Server + ":" + r.URI, Help: help})
+	}
+	for _, t := range tmpl {
+		out = append(out, tui.Mention{Text: "@" + t.Server + ":" + t.URITemplate, Help: t.Name + " (template)"})
+	}
+	return out
 }
 
 // startOptions are the session's options with the UI as the prompter, the
 // notice sink and the sign-in conversation.
 func (u *interactiveUI) startOptions() agent.StartOptions {
 	o := u.e.startOptions(u.sf, u.f, interactiveFront)
-	o.Prompter, o.Notice, o.SignInUI = u.app, u.notice, signInUI{u.app}
+	o.Prompter, o.Notice, o.SignInUI, o.Elicitor = u.app, u.notice, signInUI{u.app}, u.app
 	return o
 }
 
@@ -477,7 +568,11 @@ func userPrompts(l *agent.Loaded) []string {
 			continue
 		}
 		for _, p := range m.Message.Content {
-			if t, ok := p.(providers.Text); ok && t.Text != "" {
+			if t, ok := p.(providers.Text); ok && t.Text != "" && !agent.IsAttachment(t.Text) {
+				if cmd, ok := agent.ShellCommandOf(t.Text); ok {
+					out = append(out, "!"+cmd) // as typed
+					continue
+				}
 				out = append(out, t.Text)
 			}
 		}
@@ -492,6 +587,16 @@ func replay(l *agent.Loaded) []tui.ReplayMessage {
 		for _, p := range m.Message.Content {
 			switch p := p.(type) {
 			case providers.Text:
+				if agent.IsAttachment(p.Text) {
+					continue // an @ mention's file: the prompt names it
+				}
+				if cmd, ok := agent.ShellCommandOf(p.Text); ok {
+					// A "!" command: as typed, then the Bash call it ran.
+					args, _ := json.Marshal(map[string]string{"command": cmd})
+					out = append(out, tui.ReplayMessage{Turn: m.Turn, User: true, Text: "!" + cmd},
+						tui.ReplayMessage{Turn: m.Turn, Tool: "Bash", ToolArgs: args})
+					continue
+				}
 				out = append(out, tui.ReplayMessage{Turn: m.Turn, User: m.Message.Role == providers.RoleUser, From: m.From, Text: p.Text})
 			case providers.ToolCall:
 				out = append(out, tui.ReplayMessage{Turn: m.Turn, Tool: p.Name, ToolArgs: p.Arguments})
@@ -561,6 +666,9 @@ func (u *interactiveUI) newConversation(ctx context.Context) (tui.Switched, erro
 func (u *interactiveUI) replaceSession(ctx context.Context, id string) (tui.Switched, error) {
 	opts := u.startOptions()
 	opts.Resume = id
+	if id == "" {
+		opts.Source = "clear" // SessionStart's source (docs/reference/runtime.md, "Hooks")
+	}
 	nc, err := agent.Start(ctx, opts)
 	if err != nil {
 		return tui.Switched{}, err
@@ -572,6 +680,9 @@ func (u *interactiveUI) replaceSession(ctx context.Context, id string) (tui.Swit
 	ep.retarget(nc)
 	u.live.set(nc, ep)
 	if old != nil {
+		if id == "" {
+			old.EndReason = "clear"
+		}
 		old.Close()
 	}
 	sw := tui.Switched{Session: tui.FromAgent(nc.Session), Status: sessionStatus(nc)}
@@ -579,6 +690,14 @@ func (u *interactiveUI) replaceSession(ctx context.Context, id string) (tui.Swit
 		sw.Messages = replay(nc.Resumed)
 	}
 	return sw, nil
+}
+
+// customCommands are the live session's custom commands and skills.
+func (u *interactiveUI) customCommands() []agent.SlashCommand {
+	if c, _ := u.live.get(); c != nil {
+		return c.SlashCommands()
+	}
+	return nil
 }
 
 // setModel switches provider and model for the following turns.

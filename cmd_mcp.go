@@ -11,6 +11,7 @@ import (
 	"agent/internal/netguard"
 	"agent/mcp"
 	"agent/mcp/oauth"
+	"agent/tui/screen"
 )
 
 // loadSettings resolves the workspace, checks trust and loads the settings
@@ -66,12 +67,25 @@ ever printed.`,
 	}
 }
 
-// sanitizeLine removes control characters (C0 but tab, DEL, C1) from text
-// that came from files, so a diagnostic cannot drive the terminal
+// sanitizeLine replaces the runes the terminal UI never shows (C0 controls
+// but tab, DEL, C1, the bidi embeddings, overrides and isolates;
+// screen.UnsafeRune) with '?' in text that came from outside, so that a
+// diagnostic line cannot drive the terminal or reorder what it shows
 // (CONTRIBUTING.md, "Outside input").
 func sanitizeLine(s string) string {
 	return strings.Map(func(r rune) rune {
-		if (r < 0x20 && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+		if r != '\t' && screen.UnsafeRune(r) {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+// sanitizeText is sanitizeLine for text of several lines (an error's
+// message): line feeds stay.
+func sanitizeText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r != '\t' && r != '\n' && screen.UnsafeRune(r) {
 			return '?'
 		}
 		return r

@@ -49,6 +49,9 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 	if err := checkModelFlags("", sf); err != nil {
 		return err
 	}
+	if err := checkAgentsFlag("", sf.agentsJSON); err != nil {
+		return err
+	}
 	prompt, err := printPrompt(e, ops)
 	if err != nil {
 		return err
@@ -72,22 +75,14 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 			}
 		})
 	}
-	sess.Subscribe(func(ev agent.Event) {
-		// Notices go to stderr: tool chatter never reaches stdout in text
-		// and json formats (docs/reference/cli.md, "Print mode").
-		if sf.outputFormat == "stream-json" {
-			return
-		}
-		switch {
-		case ev.Kind == agent.EventToolEnd && ev.Tool.Result.IsError:
-			fmt.Fprintf(e.err, "agent: %s: %s\n", ev.Tool.Name, sanitizeLine(firstLine(ev.Tool.Result.Content)))
-		case ev.Kind == agent.EventCompact:
-			fmt.Fprintf(e.err, "agent: %s\n", sanitizeLine(ev.Compact.Line()))
-		case ev.Kind == agent.EventNotice:
-			fmt.Fprintf(e.err, "agent: %s\n", sanitizeLine(ev.Text))
-		}
-	})
-	turn, err := sess.Submit(agent.TurnRequest{Prompt: prompt})
+	if sf.outputFormat != "stream-json" {
+		sess.Subscribe(func(ev agent.Event) { printNotice(e, ev) })
+	}
+	req, err := printRequest(ctx, c, prompt)
+	if err != nil {
+		return err
+	}
+	turn, err := sess.Submit(req)
 	if err != nil {
 		return err
 	}
@@ -108,6 +103,38 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 		}
 	}
 	return turnError(ctx, res)
+}
+
+// printNotice writes to stderr what print mode's text and json formats
+// say besides the answer: failed tool calls, compactions, notices, failed
+// hooks (tool chatter never reaches stdout; docs/reference/cli.md, "Print
+// mode").
+func printNotice(e *env, ev agent.Event) {
+	switch {
+	case ev.Kind == agent.EventToolEnd && ev.Tool.Result.IsError:
+		fmt.Fprintf(e.err, "agent: %s: %s\n", ev.Tool.Name, sanitizeLine(firstLine(ev.Tool.Result.Content)))
+	case ev.Kind == agent.EventCompact:
+		fmt.Fprintf(e.err, "agent: %s\n", sanitizeLine(ev.Compact.Line()))
+	case ev.Kind == agent.EventNotice:
+		fmt.Fprintf(e.err, "agent: %s\n", sanitizeLine(ev.Text))
+	case ev.Kind == agent.EventHookFailure:
+		fmt.Fprintf(e.err, "agent: hook failed: %s\n", sanitizeLine(ev.Text))
+	}
+}
+
+// printRequest is the turn of print mode's prompt: a prompt that starts
+// with /name runs that custom command or skill, as in the UI
+// (docs/reference/runtime.md, "Subagents, commands and skills"); any other
+// is sent as it is.
+func printRequest(ctx context.Context, c *agent.WorkspaceSession, prompt string) (agent.TurnRequest, error) {
+	if strings.HasPrefix(prompt, "/") {
+		name, args, _ := strings.Cut(strings.TrimSpace(prompt), " ")
+		req, ok, err := c.CommandTurn(ctx, name, strings.TrimSpace(args))
+		if ok {
+			return req, err
+		}
+	}
+	return agent.TurnRequest{Prompt: prompt}, nil
 }
 
 // printPrompt is the prompt of print mode: the one operand, or stdin when
@@ -275,6 +302,8 @@ func streamJSON(ev agent.Event) []byte {
 		}
 	case agent.EventNotice:
 		v = map[string]any{"type": "notice", "text": ev.Text}
+	case agent.EventHookFailure:
+		v = map[string]any{"type": "hook_failure", "text": ev.Text}
 	default:
 		return nil // the final object closes the stream
 	}

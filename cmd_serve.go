@@ -113,6 +113,9 @@ func checkServeFlags(sf *serveFlags, f *flagSet) (*servePlan, error) {
 	if err := checkModelFlags("mcp serve", &sf.session); err != nil {
 		return nil, err
 	}
+	if err := checkAgentsFlag("mcp serve", sf.session.agentsJSON); err != nil {
+		return nil, err
+	}
 	port := 0
 	if f.isSet("http-port") {
 		n, err := strconv.Atoi(sf.port)

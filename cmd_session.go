@@ -54,6 +54,9 @@ the rule that would allow the call. Control it with 'agent session list' and
 				if err := checkModelFlags("session start", sf); err != nil {
 					return err
 				}
+				if err := checkAgentsFlag("session start", sf.agentsJSON); err != nil {
+					return err
+				}
 				if strings.ContainsAny(name, "\t\n\r") || len(name) > 200 {
 					return usagef("session start", "--name must be one line of at most 200 bytes")
 				}
@@ -120,11 +123,14 @@ func backgroundArgs(sf *sessionFlags, f *flagSet, name string) []string {
 	for _, fl := range []struct{ flag, val string }{
 		{"provider", sf.provider}, {"model", sf.model}, {"base-url", sf.baseURL},
 		{"permission-mode", sf.mode}, {"system-prompt", sf.systemPrompt}, {"append-system-prompt", sf.appendSystemPrompt}, {"resume", sf.resume},
-		{"external-event-port", sf.eventPort},
+		{"external-event-port", sf.eventPort}, {"agents", sf.agentsJSON},
 	} {
 		if f.isSet(fl.flag) {
 			args = append(args, "--"+fl.flag+"="+fl.val)
 		}
+	}
+	if sf.noAutoCompact {
+		args = append(args, "--no-auto-compact")
 	}
 	for _, g := range sf.eventGrants {
 		// The child starts in the same directory; an absolute path keeps

@@ -94,8 +94,8 @@ func allowedImport(from, imp string, std bool) (bool, string) {
 		return ok, why
 	}
 	pure := from == "mcp/jsonrpc" || from == "tui/keys" || from == "tui/screen" || under(from, "internal")
-	if (from == "tui/keys" || from == "tui/screen") && (imp == "os" || imp == "syscall" || imp == "net" || strings.HasPrefix(imp, "net/") || strings.HasPrefix(imp, "os/")) {
-		return false, "tui/keys and tui/screen import no os, syscall or net"
+	if (from == "tui/keys" || from == "tui/screen" || from == "internal/ignore") && (imp == "os" || imp == "syscall" || imp == "net" || strings.HasPrefix(imp, "net/") || strings.HasPrefix(imp, "os/")) {
+		return false, "tui/keys, tui/screen and internal/ignore import no os, syscall or net"
 	}
 	if std {
 		return true, ""
@@ -149,6 +149,16 @@ func allowedImport(from, imp string, std bool) (bool, string) {
 		// runtime that calls it (docs/reference/runtime.md, "System prompt
 		// and instruction files").
 		return to == "config" || under(to, "internal"), "agent/prompt imports only config and internal"
+	case from == "agent/extend":
+		// The readers of subagent, command and skill files are pure
+		// parsers and directory walks; the runtime runs what they find
+		// (docs/reference/runtime.md, "Subagents, commands and skills").
+		return under(to, "internal"), "agent/extend imports only internal"
+	case from == "agent/hooks":
+		// Hooks read their definitions from the settings and run
+		// processes; the runtime applies what they decide
+		// (docs/reference/runtime.md, "Hooks").
+		return to == "config" || under(to, "internal"), "agent/hooks imports only config and internal"
 	case from == "agent/compact":
 		// Compaction's arithmetic and history rewriting work on the
 		// message types alone; the runtime makes the model calls
@@ -239,6 +249,12 @@ func TestImportRuleTable(t *testing.T) {
 		{"tui/keys imports no os", "tui/keys", "os", true, false},
 		{"tui/screen imports no net", "tui/screen", "net/http", true, false},
 		{"tui/keys may import the standard library", "tui/keys", "unicode/utf8", true, true},
+		{"internal/ignore imports no os (patterns in, decisions out)", "internal/ignore", "os", true, false},
+		{"internal/ignore imports no syscall", "internal/ignore", "syscall", true, false},
+		{"internal/ignore may import the standard library", "internal/ignore", "strings", true, true},
+		{"internal/search may import internal/ignore", "internal/search", "agent/internal/ignore", false, true},
+		{"internal/search may use syscall (it walks and reads)", "internal/search", "syscall", true, true},
+		{"internal/search imports no tools", "internal/search", "agent/agent/tools", false, false},
 		{"a pure leaf may import strictjson", "tui/keys", "agent/internal/strictjson", false, true},
 		{"a pure leaf imports no other internal package", "tui/keys", "agent/internal/securefile", false, false},
 		{"mcp/jsonrpc may import strictjson", "mcp/jsonrpc", "agent/internal/strictjson", false, true},
@@ -266,6 +282,13 @@ func TestImportRuleTable(t *testing.T) {
 		{"agent may import the prompt builder", "agent", "agent/agent/prompt", false, true},
 		{"the prompt builder imports no agent", "agent/prompt", "agent/agent", false, false},
 		{"agent may import compaction", "agent", "agent/agent/compact", false, true},
+		{"agent may import hooks", "agent", "agent/agent/hooks", false, true},
+		{"agent may import extend", "agent", "agent/agent/extend", false, true},
+		{"extend imports no agent", "agent/extend", "agent/agent", false, false},
+		{"extend imports no config", "agent/extend", "agent/config", false, false},
+		{"hooks import no agent", "agent/hooks", "agent/agent", false, false},
+		{"hooks import no providers", "agent/hooks", "agent/providers", false, false},
+		{"hooks may import config", "agent/hooks", "agent/config", false, true},
 		{"compaction imports no agent", "agent/compact", "agent/agent", false, false},
 		{"compaction imports no provider surface", "agent/compact", "agent/providers/messages", false, false},
 		{"compaction may import the message types", "agent/compact", "agent/providers", false, true},

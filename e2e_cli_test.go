@@ -56,6 +56,11 @@ func TestUsageErrors(t *testing.T) {
 		{"an unknown flag of a command", []string{"version", "--bogus"}},
 		{"an operand a command does not take", []string{"version", "extra"}},
 		{"help for an unknown command", []string{"help", "nope"}},
+		{"rewind without a checkpoint", []string{"session", "rewind", "20260101-120000-0a1b2c3d"}},
+		{"rewind at a checkpoint that is not a number", []string{"session", "rewind", "20260101-120000-0a1b2c3d", "two"}},
+		{"rewind at checkpoint zero", []string{"session", "rewind", "20260101-120000-0a1b2c3d", "0"}},
+		{"rewind with an unknown flag", []string{"session", "rewind", "x", "1", "--files"}},
+		{"checkpoints without an id", []string{"session", "checkpoints"}},
 	} {
 		t.Run(c.name, func(t *testing.T) { usage(t, "", c.args...) })
 	}

@@ -272,3 +272,45 @@ func TestE2EServeSubmitCompacts(t *testing.T) {
 	}
 	checkPaired(t, srv)
 }
+
+// The settings' autoCompact: false and autoCompactAt reach the session:
+// off, the window is crossed and the reactive path compacts (said); a
+// lower autoCompactAt compacts earlier than the default threshold.
+func TestE2EAutoCompactSettings(t *testing.T) {
+	const window = 16000
+	settings := func(s *sandbox, srv *fakemodel.Server, window int, extra string) {
+		s.write("~/.agent/settings.json", fmt.Sprintf(`{"defaultModel": {"provider": "local", "model": "fake-model"},
+			"providers": {"local": {"baseURL": "%s"}},
+			"models": {"fake-model": {"contextWindow": %d, "maxOutputTokens": 2000}}, %s}`, srv.URL(), window, extra))
+	}
+	t.Run("autoCompact false", func(t *testing.T) {
+		s, srv := contextSandbox(t, window, reads(0, 10, "done")...)
+		settings(s, srv, window, `"autoCompact": false`)
+		srv.SetContext(window, "SUMMARY")
+		r := s.run("", "-p", "--output-format", "stream-json", "read every file")
+		if r.Code != 0 || strings.Contains(r.Stdout, `"trigger":"auto"`) || !strings.Contains(r.Stdout, `"trigger":"reactive"`) || !strings.Contains(r.Stdout, "although automatic compaction is off") {
+			t.Fatal(brief(r))
+		}
+	})
+	t.Run("autoCompactAt lowers the threshold", func(t *testing.T) {
+		// A 40k window: the threshold (25k) is above half the window,
+		// which autoCompactAt 0.5 lowers to.
+		first := func(extra string) float64 {
+			s, srv := contextSandbox(t, 40000, reads(0, 10, "done")...)
+			settings(s, srv, 40000, `"autoCompact": true`+extra)
+			srv.SetContext(40000, "SUMMARY")
+			r := s.run("", "-p", "--output-format", "stream-json", "read every file")
+			for _, line := range strings.Split(r.Stdout, "\n") {
+				var ev map[string]any
+				if json.Unmarshal([]byte(line), &ev) == nil && ev["type"] == "compact" {
+					return ev["tokens_before"].(float64)
+				}
+			}
+			t.Fatalf("no compaction: %s", brief(r))
+			return 0
+		}
+		if def, low := first(""), first(`, "autoCompactAt": 0.5`); low >= def {
+			t.Errorf("the first compaction came at %v tokens with autoCompactAt 0.5, %v without", low, def)
+		}
+	})
+}

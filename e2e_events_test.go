@@ -28,7 +28,7 @@ type eventIssuer struct {
 	key *ecdsa.PrivateKey
 }
 
-func newEventIssuer(t *testing.T) *eventIssuer {
+func newEventIssuer(t testing.TB) *eventIssuer {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func newEventIssuer(t *testing.T) *eventIssuer {
 }
 
 // token mints an ES256 access token for the grant's subject.
-func (iss *eventIssuer) token(t *testing.T, resource, sub, scope string) string {
+func (iss *eventIssuer) token(t testing.TB, resource, sub, scope string) string {
 	return iss.mint(t, map[string]any{"aud": resource, "sub": sub, "scope": scope})
 }
 
@@ -59,7 +59,7 @@ func (iss *eventIssuer) clientToken(t *testing.T, resource, client, scope string
 	return iss.mint(t, map[string]any{"aud": resource, "client_id": client, "scope": scope})
 }
 
-func (iss *eventIssuer) mint(t *testing.T, claims map[string]any) string {
+func (iss *eventIssuer) mint(t testing.TB, claims map[string]any) string {
 	now := time.Now()
 	var jti [8]byte
 	rand.Read(jti[:])
@@ -67,7 +67,7 @@ func (iss *eventIssuer) mint(t *testing.T, claims map[string]any) string {
 	return josetest.Sign(iss.key, map[string]any{"alg": "ES256", "kid": "k1", "typ": "at+jwt"}, claims)
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

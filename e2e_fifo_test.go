@@ -1,9 +1,9 @@
 package main
 
 // A file named from outside (settings, keybindings, grants, transcripts,
-// the trust store, a file the model asks for) that is a FIFO is refused at
-// once: opening it must never wait for a writer (docs/reference/cli.md,
-// "Files"; internal/securefile.Open).
+// the trust store, credentials, instruction files, a file the model asks
+// for) that is a FIFO is refused at once: opening it must never wait for a
+// writer (docs/reference/cli.md, "Files"; internal/securefile.Open).
 
 import (
 	"os"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"agent/internal/fakemodel"
+	"agent/mcp/oauth"
 )
 
 // mkfifo makes a FIFO at path (under the workspace when relative, or ~/).
@@ -143,6 +144,22 @@ func TestE2EFIFOsAreRefusedWithoutWaiting(t *testing.T) {
 		}
 		if !strings.Contains(string(srv.Requests()[0]), "Rule one.") {
 			t.Errorf("CLAUDE.md did not reach the model: %s", srv.Requests()[0])
+		}
+	})
+	t.Run("a credential file", func(t *testing.T) {
+		s := newSandbox(t)
+		settings := s.write("~/.agent/settings.json", `{"mcpServers": {"remote": {"type": "http", "url": "https://mcp.example.com/mcp", "oauth": {}}}}`)
+		store := oauth.NewStore(filepath.Join(s.Home, ".agent"))
+		if err := os.MkdirAll(store.Dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		p := store.Path(oauth.Identity{Name: "remote", Scope: "user", File: settings, URL: "https://mcp.example.com/mcp"})
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := s.runGuarded("", "mcp", "list")
+		if r.Code != 0 || !strings.Contains(r.Stdout, "remote\tpending\tuser\thttp\tcredentials unreadable") {
+			t.Fatalf("%+v", r)
 		}
 	})
 	t.Run("a transcript to resume", func(t *testing.T) {

@@ -8,9 +8,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -51,6 +53,9 @@ type sandbox struct {
 	Home string
 	Work string
 	Env  []string // extra KEY=VALUE entries
+	// NoFile > 0 runs the binary with at most this many descriptors (soft
+	// and hard limit, so neither it nor a process it starts can raise it).
+	NoFile int
 }
 
 func newSandbox(t testing.TB) *sandbox {
@@ -108,6 +113,10 @@ func (s *sandbox) runWithin(d time.Duration, stdin string, args ...string) resul
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, agentBinary(s.t), args...)
+	if s.NoFile > 0 {
+		script := fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, s.NoFile)
+		cmd = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", script, agentBinary(s.t)}, args...)...)
+	}
 	cmd.Dir = s.Work
 	cmd.Env = append([]string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH"), "TERM=dumb"}, s.Env...)
 	cmd.Stdin = strings.NewReader(stdin)
@@ -139,6 +148,16 @@ func (s *sandbox) gitCommitAll(branch, subject string) {
 			s.t.Fatalf("git %v: %v %s", args, err, out)
 		}
 	}
+}
+
+// lookupEnv looks a variable up in the sandbox's extra environment.
+func (s *sandbox) lookupEnv(key string) (string, bool) {
+	for _, kv := range slices.Backward(s.Env) {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // read returns a file's content ("" when missing).

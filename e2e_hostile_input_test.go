@@ -7,6 +7,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"agent/internal/fakemodel"
 )
 
 func TestE2EDiagnosticsCutWhatTheyQuote(t *testing.T) {
@@ -40,6 +42,27 @@ func TestE2EDiagnosticsCutWhatTheyQuote(t *testing.T) {
 	}
 }
 
+// TestE2ESettingsDiagnosticsCutWhatTheyQuote: a settings file's long keys
+// (in the JSON path of a diagnostic) and long template names are cut too.
+func TestE2ESettingsDiagnosticsCutWhatTheyQuote(t *testing.T) {
+	s, _ := printSandbox(t, fakemodel.Reply{Text: "done"})
+	big := strings.Repeat("k", 200_000)
+	s.write(".agent/settings.json", `{"mcpServers": {"`+big+`": {"type": 5}, "t": {"type": "http", "url": "https://example.com/${`+big+`}"}},
+		"providers": {"`+big+`": {}, "local": {"`+big+`": 1}}, "permissions": {"deny": ["`+big+`("]}}`)
+	r := s.run("", "-p", "hi")
+	if r.Code != 0 || r.Stdout != "done\n" {
+		t.Fatalf("exit %d: %.500s", r.Code, r.Stderr)
+	}
+	for _, want := range []string{"$.mcpServers[", "$.mcpServers.t.url: ${", "$.providers[", "$.providers.local[", "$.permissions.deny[0]"} {
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+	if len(r.Stderr) > 4000 || strings.Contains(r.Stderr, strings.Repeat("k", 100)) {
+		t.Fatalf("stderr quotes the input whole: %d bytes", len(r.Stderr))
+	}
+}
+
 func TestE2EServeStdioSkipsAnOversizedLine(t *testing.T) {
 	s, _ := printSandbox(t)
 	huge := `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":"` + strings.Repeat("x", 17<<20) + `"}}`
@@ -55,8 +78,9 @@ func TestE2EServeStdioSkipsAnOversizedLine(t *testing.T) {
 		t.Fatalf("exit %d: %.500s", r.Code, r.Stderr)
 	}
 	got := byID(msgs)
-	if e, ok := got["<nil>"]["error"].(map[string]any); !ok || e["code"].(float64) != -32700 {
-		t.Fatalf("the oversized line: %v", got["<nil>"])
+	// Its id is read from the line's start: the refusal answers it.
+	if e, ok := got["5"]["error"].(map[string]any); !ok || e["code"].(float64) != -32700 {
+		t.Fatalf("the oversized line: %v", got["5"])
 	}
 	if _, ok := got["2"]["result"]; !ok {
 		t.Fatalf("the ping after it was not answered: %v", msgs)

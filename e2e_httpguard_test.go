@@ -14,6 +14,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,8 +27,9 @@ import (
 
 // rawRequest writes head (a request head without its final blank line) on
 // a new connection, never sends the body it may declare, and returns the
-// status. The hang guard (10 s) is far below every server timeout (60 s
-// or more), so a refusal that waits for the body fails the test.
+// status. The hang guard (5 s) is below every server's read timeout (10 s
+// for the sign-in callback, 30 s for events, 60 s for mcp serve), so a
+// refusal that waits for the body fails the test.
 func rawRequest(t *testing.T, addr, head string) (status int, closes bool) {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
@@ -35,7 +37,7 @@ func rawRequest(t *testing.T, addr, head string) (status int, closes bool) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c.SetDeadline(time.Now().Add(5 * time.Second))
 	if _, err := io.WriteString(c, strings.ReplaceAll(head, "\n", "\r\n")+"\r\n\r\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +51,7 @@ func rawRequest(t *testing.T, addr, head string) (status int, closes bool) {
 
 // shortRuntimeDir points XDG_RUNTIME_DIR at a short folder: a control
 // socket's path under a long test name would pass the socket path limit.
-func shortRuntimeDir(t *testing.T, s *sandbox) {
+func shortRuntimeDir(t testing.TB, s *sandbox) {
 	dir, err := os.MkdirTemp("", "rt")
 	if err != nil {
 		t.Fatal(err)
@@ -109,24 +111,27 @@ func TestE2ERefusalsGoOutWithoutReadingTheBody(t *testing.T) {
 		p := startServe(t, s, "--http-public-url", "https://mcp.example/team/mcp", "--oauth-issuer", is.url,
 			"--oauth-scopes", "mcp.tools", "--oauth-allowed-subjects", "alice")
 		addr := "127.0.0.1:" + p.waitLine(t, remoteListenRe)[1]
-		for _, head := range []string{
-			"POST /team/mcp HTTP/1.1\nHost: mcp.example\nContent-Length: 100000",
-			"POST /team/mcp HTTP/1.1\nHost: mcp.example\nAuthorization: Bearer " + is.mint(t, map[string]any{"sub": "mallory"}) + "\nContent-Length: 100000",
-			"POST /.well-known/oauth-protected-resource/team/mcp HTTP/1.1\nHost: mcp.example\nContent-Length: 100000",
-		} {
-			if got, _ := rawRequest(t, addr, head); got == 0 {
-				t.Errorf("no status for %q", head)
-			}
+		cases := []struct {
+			name, head string
+			status     int
+		}{
+			{"no token", "POST /team/mcp HTTP/1.1\nHost: mcp.example\nContent-Length: 100000", 401},
+			{"a subject not allowed", "POST /team/mcp HTTP/1.1\nHost: mcp.example\nAuthorization: Bearer " + is.mint(t, map[string]any{"sub": "mallory"}) + "\nContent-Length: 100000", 403},
+			{"wrong Host", "POST /team/mcp HTTP/1.1\nHost: evil.example\nContent-Length: 100000", 403},
+			{"POST to the metadata", "POST /.well-known/oauth-protected-resource/team/mcp HTTP/1.1\nHost: mcp.example\nContent-Length: 100000", 405},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				if got, closes := rawRequest(t, addr, c.head); got != c.status || !closes {
+					t.Errorf("%d (closes %v), want %d and Connection: close", got, closes, c.status)
+				}
+			})
 		}
 	})
 	t.Run("external events", func(t *testing.T) {
 		s, _ := printSandbox(t)
 		shortRuntimeDir(t, s)
-		iss := newEventIssuer(t)
-		cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: iss.srv.Certificate().Raw})
-		s.Env = append(s.Env, "SSL_CERT_FILE="+s.write(filepath.Join(t.TempDir(), "ca.pem"), string(cert)))
-		const resource = "https://events.example.com/hooks/events/ci"
-		grant := s.write("grants/ci.json", `{"grantId": "ci", "issuer": "`+iss.srv.URL+`", "resource": "`+resource+`", "subject": "deploy-bot", "scopes": ["events:write"]}`)
+		iss, grant, resource := eventGrant(t, s)
 		port := freePort(t)
 		bgStart(t, s, "--external-event-grant", grant, "--external-event-port", fmt.Sprint(port))
 		addr := fmt.Sprintf("127.0.0.1:%d", port)
@@ -151,17 +156,48 @@ func TestE2ERefusalsGoOutWithoutReadingTheBody(t *testing.T) {
 	})
 }
 
+// TestE2ECallbackRefusesWithoutReadingTheBody: while `agent mcp login`
+// waits for the browser, a stray request to its loopback callback listener
+// that declares a body and never sends it is answered at once; the
+// browser's redirect still completes the sign-in.
+func TestE2ECallbackRefusesWithoutReadingTheBody(t *testing.T) {
+	a := newE2EAS(t)
+	s := loginSandbox(t, a)
+	_, stdin, authURL, stdout, stderr, wait := startLogin(t, s, "remote")
+	defer stdin.Close()
+	u, err := url.Parse(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	redirect, err := url.Parse(u.Query().Get("redirect_uri"))
+	if err != nil || redirect.Hostname() != "127.0.0.1" {
+		t.Fatalf("redirect_uri %q", u.Query().Get("redirect_uri"))
+	}
+	for _, head := range []string{
+		"POST /callback HTTP/1.1\nHost: " + redirect.Host + "\nContent-Length: 100000",
+		"POST /elsewhere HTTP/1.1\nHost: " + redirect.Host + "\nTransfer-Encoding: chunked",
+	} {
+		if got, closes := rawRequest(t, redirect.Host, head); got != 404 || !closes {
+			t.Errorf("%d (closes %v) to %q, want 404 and Connection: close", got, closes, head)
+		}
+	}
+	resp, err := http.Get(browser(t, a, authURL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if code := wait(); code != 0 || !strings.Contains(stdout.String(), "Signed in to MCP server remote") {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+}
+
 // TestE2EFailuresNeverLockOutAValidClient: behind one address (a tunnel
 // without a trusted proxy), a flood of forged tokens gets 429, and a
 // valid token is admitted all the same.
 func TestE2EFailuresNeverLockOutAValidClient(t *testing.T) {
 	s, _ := printSandbox(t, fakemodel.Reply{Text: "ok"}, fakemodel.Reply{Text: "ok"})
 	shortRuntimeDir(t, s)
-	iss := newEventIssuer(t)
-	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: iss.srv.Certificate().Raw})
-	s.Env = append(s.Env, "SSL_CERT_FILE="+s.write(filepath.Join(t.TempDir(), "ca.pem"), string(cert)))
-	const resource = "https://events.example.com/hooks/events/ci"
-	grant := s.write("grants/ci.json", `{"grantId": "ci", "issuer": "`+iss.srv.URL+`", "resource": "`+resource+`", "subject": "deploy-bot", "scopes": ["events:write"]}`)
+	iss, grant, resource := eventGrant(t, s)
 	port := freePort(t)
 	bgStart(t, s, "--external-event-grant", grant, "--external-event-port", fmt.Sprint(port))
 	url := fmt.Sprintf("http://127.0.0.1:%d/hooks/events/ci", port)
@@ -193,85 +229,133 @@ func TestE2EFailuresNeverLockOutAValidClient(t *testing.T) {
 }
 
 // TestE2EIdleConnectionFloodLeavesRoomForClients: far more idle
-// connections to loopback `mcp serve` than it has descriptors (1024 here),
-// and a client that sends a request is answered each time: the server
-// keeps at most its limit (512) open, closing idle ones to make room
-// (BenchmarkServeIdleFlood measures memory under 20 000).
+// connections than the server has descriptors (1024 here), and a client
+// that sends a request is answered each time: the server keeps at most its
+// limit open (512 for loopback `mcp serve`, 256 for the event endpoint),
+// closing idle ones to make room (BenchmarkServeIdleFlood and
+// BenchmarkEventsIdleFlood measure memory under 20 000).
 func TestE2EIdleConnectionFloodLeavesRoomForClients(t *testing.T) {
-	s, _ := printSandbox(t)
-	_, addr, tok := loopbackServe(t, s, 1024)
-	var idle []net.Conn
-	t.Cleanup(func() {
-		for _, c := range idle {
-			c.Close()
-		}
-	})
-	for round := range 8 {
-		for range 400 {
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				t.Fatal(err)
+	cases := []struct {
+		name string
+		// start starts the server with 1024 descriptors and returns its
+		// address and a valid request for each round.
+		start func(t *testing.T) (addr string, valid func(round int) *http.Request)
+		want  int
+	}{
+		{"loopback mcp serve", func(t *testing.T) (string, func(int) *http.Request) {
+			s, _ := printSandbox(t)
+			_, addr, tok := loopbackServe(t, s, 1024)
+			return addr, func(int) *http.Request {
+				return mcpPost(t, "http://"+addr+"/mcp", initLine, map[string]string{"Authorization": "Bearer " + tok})
 			}
-			idle = append(idle, c)
-		}
-		req := mcpPost(t, "http://"+addr+"/mcp", initLine, map[string]string{"Authorization": "Bearer " + tok})
-		// Half the server's 10 s header timeout: without the limit the
-		// request waits in the listen queue until idle connections
-		// expire; with it, idle ones make room at once.
-		// A new connection each time, as a new client would open.
-		client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-		resp, err := client.Do(req)
-		if err != nil {
-			t.Fatalf("round %d, %d idle connections: %v", round, len(idle), err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		body := string(b)
-		if resp.StatusCode != 200 || !strings.Contains(body, "protocolVersion") {
-			t.Fatalf("round %d, %d idle connections: %d %s", round, len(idle), resp.StatusCode, body)
-		}
+		}, 200},
+		{"external events", func(t *testing.T) (string, func(int) *http.Request) {
+			s, _ := printSandbox(t)
+			shortRuntimeDir(t, s)
+			iss, grant, resource := eventGrant(t, s)
+			port := freePort(t)
+			s.NoFile = 1024
+			bgStart(t, s, "--external-event-grant", grant, "--external-event-port", fmt.Sprint(port))
+			addr := fmt.Sprintf("127.0.0.1:%d", port)
+			return addr, func(round int) *http.Request {
+				ev := fmt.Sprintf(`{"kind": "message", "conversationId": "c", "content": "round %d"}`, round)
+				req, _ := http.NewRequest("POST", "http://"+addr+"/hooks/events/ci", strings.NewReader(ev))
+				req.Header.Set("Authorization", "Bearer "+iss.token(t, resource, "deploy-bot", "events:write"))
+				return req
+			}
+		}, 202},
 	}
-	// The oldest idle connections were closed by the server to make room,
-	// not by its header timeout.
-	idle[0].SetReadDeadline(time.Now().Add(5 * time.Second))
-	if _, err := idle[0].Read(make([]byte, 1)); err == nil {
-		t.Fatal("the oldest idle connection is still open")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, valid := tc.start(t)
+			var idle []net.Conn
+			t.Cleanup(func() {
+				for _, c := range idle {
+					c.Close()
+				}
+			})
+			for round := range 8 {
+				for range 400 {
+					c, err := net.Dial("tcp", addr)
+					if err != nil {
+						t.Fatal(err)
+					}
+					idle = append(idle, c)
+				}
+				// Half the servers' 10 s header timeout: without the limit
+				// the request waits in the listen queue until idle
+				// connections expire; with it, idle ones make room at once.
+				// A new connection each time, as a new client would open.
+				client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+				resp, err := client.Do(valid(round))
+				if err != nil {
+					t.Fatalf("round %d, %d idle connections: %v", round, len(idle), err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != tc.want {
+					t.Fatalf("round %d, %d idle connections: %d %s", round, len(idle), resp.StatusCode, b)
+				}
+			}
+			// The oldest idle connections were closed by the server to
+			// make room, not by its header timeout.
+			idle[0].SetReadDeadline(time.Now().Add(5 * time.Second))
+			if _, err := idle[0].Read(make([]byte, 1)); err == nil {
+				t.Fatal("the oldest idle connection is still open")
+			}
+		})
 	}
 }
 
-// BenchmarkServeIdleFlood: 18 000 idle connections (what the test
-// process's 20 000 descriptors allow) to loopback `mcp serve`, then
-// tools/call requests, each on a new connection, while the flood stays.
-// Reported: the server's peak RSS and open descriptors, and the time of a
-// call under the flood (docs/performance.md, "mcp serve (mcp, main)").
-//
-// Run: go test -run x -bench ServeIdleFlood -benchtime 50x .
-func BenchmarkServeIdleFlood(b *testing.B) {
-	url, h, pid := startBenchHTTP(b, benchServeSandbox(b))
-	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
-	const flood = 18000
-	conns := make([]net.Conn, 0, flood)
-	b.Cleanup(func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	for range flood {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			b.Fatalf("after %d connections: %v", len(conns), err)
-		}
-		conns = append(conns, c)
+// eventGrant writes the grant "ci" of a new loopback TLS issuer (trusted
+// through SSL_CERT_FILE) and returns the issuer, the grant file and the
+// grant's resource; its path on the endpoint is /hooks/events/ci.
+func eventGrant(t testing.TB, s *sandbox) (*eventIssuer, string, string) {
+	iss := newEventIssuer(t)
+	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: iss.srv.Certificate().Raw})
+	s.Env = append(s.Env, "SSL_CERT_FILE="+s.write(filepath.Join(t.TempDir(), "ca.pem"), string(cert)))
+	const resource = "https://events.example.com/hooks/events/ci"
+	grant := s.write("grants/ci.json", `{"grantId": "ci", "issuer": "`+iss.srv.URL+`", "resource": "`+resource+`", "subject": "deploy-bot", "scopes": ["events:write"]}`)
+	return iss, grant, resource
+}
+
+// TestE2EIncompleteRequestHeadsTimeOut: a connection that never completes
+// its request head is closed by the server after its header timeout (10 s;
+// docs/design.md, "Connection limits and refusals in front of every HTTP
+// server"), whatever room the listener has. The hang guard is twice that.
+func TestE2EIncompleteRequestHeadsTimeOut(t *testing.T) {
+	cases := []struct {
+		name  string
+		start func(t *testing.T) string // the server's address
+	}{
+		{"loopback mcp serve", func(t *testing.T) string {
+			s, _ := printSandbox(t)
+			_, addr, _ := loopbackServe(t, s, 0)
+			return addr
+		}},
+		{"external events", func(t *testing.T) string {
+			s, _ := printSandbox(t)
+			shortRuntimeDir(t, s)
+			_, grant, _ := eventGrant(t, s)
+			port := freePort(t)
+			bgStart(t, s, "--external-event-grant", grant, "--external-event-port", fmt.Sprint(port))
+			return fmt.Sprintf("127.0.0.1:%d", port)
+		}},
 	}
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	i := 1
-	for b.Loop() {
-		i++
-		if err := benchHTTPCall(client, url, h, i); err != nil {
-			b.Fatal(err)
-		}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := net.Dial("tcp", tc.start(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			io.WriteString(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-")
+			c.SetReadDeadline(time.Now().Add(20 * time.Second))
+			_, err = io.Copy(io.Discard, c) // ends when the server closes
+			if err != nil {
+				t.Fatalf("the connection was not closed: %v", err)
+			}
+		})
 	}
-	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-	b.ReportMetric(peakRSS(pid), "server-peak-RSS-MiB")
-	b.ReportMetric(float64(len(fds)), "server-fds")
 }

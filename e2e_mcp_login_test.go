@@ -42,10 +42,22 @@ type e2eAS struct {
 	needScope string
 	scopes    map[string]string // access token -> scope
 	authScope []string          // scope parameters seen at /authorize
+	// openInit: /mcp answers initialize without a token (the server
+	// authorizes each operation, as some do).
+	openInit bool
+	// version is the protocol revision /mcp answers initialize with
+	// ("": 2025-06-18).
+	version string
+	// mcp, when set, serves /mcp to requests whose token is valid, outside
+	// the server's lock (it may hold a stream open).
+	mcp http.Handler
 }
 
-func newE2EAS(t *testing.T) *e2eAS {
-	a := &e2eAS{codes: map[string]url.Values{}, tokens: map[string]bool{}, scopes: map[string]string{}}
+func newE2EAS(t *testing.T) *e2eAS { return newE2EASWith(t, nil) }
+
+// newE2EASWith is newE2EAS whose MCP endpoint is mcp.
+func newE2EASWith(t *testing.T, mcp http.Handler) *e2eAS {
+	a := &e2eAS{codes: map[string]url.Values{}, tokens: map[string]bool{}, scopes: map[string]string{}, mcp: mcp}
 	a.srv = httptest.NewTLSServer(http.HandlerFunc(a.handle))
 	t.Cleanup(a.srv.Close)
 	return a
@@ -65,13 +77,28 @@ func (a *e2eAS) json(w http.ResponseWriter, status int, v any) {
 }
 
 func (a *e2eAS) handle(w http.ResponseWriter, r *http.Request) {
+	if a.mcp != nil && r.URL.Path == "/mcp" {
+		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		a.mu.Lock()
+		ok := a.tokens[tok]
+		a.mu.Unlock()
+		if ok {
+			a.mcp.ServeHTTP(w, r)
+			return
+		}
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	base := a.srv.URL
 	switch r.URL.Path {
 	case "/mcp":
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		json.NewDecoder(r.Body).Decode(&m)
 		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !a.tokens[tok] {
+		if !a.tokens[tok] && !(a.openInit && m.Method == "initialize") {
 			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+base+`/.well-known/oauth-protected-resource/mcp", scope="tools"`)
 			w.WriteHeader(401)
 			return
@@ -85,15 +112,14 @@ func (a *e2eAS) handle(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(405)
 			return
 		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		json.NewDecoder(r.Body).Decode(&m)
 		switch m.Method {
 		case "initialize":
+			version := a.version
+			if version == "" {
+				version = "2025-06-18"
+			}
 			a.json(w, 200, map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{
-				"protocolVersion": "2025-06-18", "capabilities": map[string]any{"tools": map[string]any{}},
+				"protocolVersion": version, "capabilities": map[string]any{"tools": map[string]any{}},
 				"serverInfo": map[string]any{"name": "fake", "version": "1"}}})
 		case "tools/list":
 			tool := func(n string) any {
@@ -344,6 +370,54 @@ func TestE2EMCPLoginNoBrowserPaste(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "code-") {
 		t.Fatal("the pasted code was echoed")
+	}
+}
+
+// loginPasting signs in to "remote" with --no-browser, pasting the
+// address the authorization server redirects to, and returns the exit
+// code, stdout and stderr.
+func loginPasting(t *testing.T, s *sandbox, a *e2eAS) (int, string, string) {
+	t.Helper()
+	_, stdin, authURL, stdout, stderr, wait := startLogin(t, s, "remote", "--no-browser")
+	io.WriteString(stdin, browser(t, a, authURL)+"\n")
+	stdin.Close()
+	code := wait()
+	return code, stdout.String(), stderr.String()
+}
+
+// TestE2EMCPLoginAsksForTheChallengedScope: a server that answers
+// initialize without a token and authorizes each operation still shows
+// its challenge to the sign-in's probe, and the sign-in asks for the scope
+// the challenge names (docs/reference/mcp.md, "Sign-in", steps 1 and 4).
+func TestE2EMCPLoginAsksForTheChallengedScope(t *testing.T) {
+	a := newE2EAS(t)
+	a.openInit = true
+	s := loginSandbox(t, a)
+	if code, stdout, stderr := loginPasting(t, s, a); code != 0 || !strings.Contains(stdout, "3 of its tools") {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	a.with(func() {
+		if len(a.authScope) != 1 || a.authScope[0] != "tools" {
+			t.Errorf("scopes asked for: %q, want the challenge's \"tools\"", a.authScope)
+		}
+	})
+}
+
+// TestE2EMCPLoginConnectsToOlderRevisions: a server that answers
+// initialize with 2024-11-05 or 2025-03-26 is spoken to in that revision;
+// the connection after signing in counts its tools
+// (docs/reference/mcp.md, "Protocol revisions").
+func TestE2EMCPLoginConnectsToOlderRevisions(t *testing.T) {
+	for _, version := range []string{"2024-11-05", "2025-03-26"} {
+		t.Run(version, func(t *testing.T) {
+			a := newE2EAS(t)
+			a.version = version
+			s := loginSandbox(t, a)
+			code, stdout, stderr := loginPasting(t, s, a)
+			if code != 0 || stdout != "Signed in to MCP server remote; 3 of its tools are available from your next message.\n" {
+				t.Fatalf("exit %d: %q %s", code, stdout, stderr)
+			}
+		})
 	}
 }
 

@@ -91,7 +91,7 @@ func TestSessionMCPLoginConnects(t *testing.T) {
 		t.Fatalf("offered %s", names)
 	}
 	status, _ := c.MCPCommand(ctx, nil)
-	if !strings.Contains(status, "remote\tapproved\tuser\thttp\tconnected, 3 tools\tsigned-in") {
+	if !strings.Contains(status, "remote\tapproved\tuser\thttp\tconnected, 3 tools, 0 resources, 0 resource templates, 0 prompts, protocol 2025-06-18\tsigned-in") {
 		t.Fatalf("%q", status)
 	}
 

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"strings"
@@ -63,4 +65,44 @@ func TestE2EPrintModeSanitisesATerminalOnly(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestE2EOutsideTextOnStderrCannotDriveTheTerminal: text from outside that
+// print mode writes to stderr (a server's error message, a failed tool's
+// result naming the model's arguments) keeps no control sequence and no
+// bidi override, piped or not.
+func TestE2EOutsideTextOnStderrCannotDriveTheTerminal(t *testing.T) {
+	check := func(t *testing.T, stderr string) {
+		t.Helper()
+		for _, bad := range []string{"\x1b", "\x07", "\u009b", "\u202e"} {
+			if strings.Contains(stderr, bad) {
+				t.Fatalf("%q reached stderr: %q", bad, stderr)
+			}
+		}
+		if !strings.Contains(stderr, "plain") || !strings.Contains(stderr, "evil") {
+			t.Fatalf("the text itself is gone: %q", stderr)
+		}
+	}
+	t.Run("a server's error message", func(t *testing.T) {
+		msg, _ := json.Marshal(hostile)
+		base, _ := countedAPI(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"error": {"message": `+string(msg)+`, "type": "invalid_request_error"}}`)
+		})
+		r := printLocal(t, base, 0)
+		if r.Code != 1 {
+			t.Fatalf("%+v", r)
+		}
+		check(t, r.Stderr)
+	})
+	t.Run("a failed tool's result", func(t *testing.T) {
+		args, _ := json.Marshal(map[string]string{"file_path": "missing " + hostile})
+		s, _ := printSandbox(t, call("c1", "Read", string(args)), fakemodel.Reply{Text: "done"})
+		r := s.run("", "-p", "read it")
+		if r.Code != 0 || r.Stdout != "done\n" {
+			t.Fatalf("%+v", r)
+		}
+		check(t, r.Stderr)
+	})
 }

@@ -15,7 +15,7 @@ import (
 
 // printSandbox is a trusted workspace whose default model is the fake
 // server, through the local provider.
-func printSandbox(t *testing.T, replies ...fakemodel.Reply) (*sandbox, *fakemodel.Server) {
+func printSandbox(t testing.TB, replies ...fakemodel.Reply) (*sandbox, *fakemodel.Server) {
 	t.Helper()
 	srv := fakemodel.New(replies...)
 	t.Cleanup(srv.Close)

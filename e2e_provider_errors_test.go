@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -10,8 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // An error the genai API sends after the stream began comes as a bare JSON
@@ -120,28 +122,90 @@ func TestE2EBaseURLCredentialsAreSentButNeverShown(t *testing.T) {
 // provider's timeout setting (providers.<id>.timeout,
 // docs/reference/settings.md, "providers").
 func TestE2ESilentProviderFailsWithAClearTimeout(t *testing.T) {
-	var mu sync.Mutex
-	requests := 0
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/chat/completions" {
-			http.NotFound(w, r) // the question about the context window
-			return
-		}
-		mu.Lock()
-		requests++
-		mu.Unlock()
-		io.Copy(io.Discard, r.Body) // then the server notices the client leaving
-		<-r.Context().Done()        // accepts, never answers
-	}))
-	defer srv.Close()
-	s := trustedSandbox(t, `{"providers": {"local": {"baseURL": "`+srv.URL+`/v1", "timeout": 400}}}`)
-	r := s.run("", "-p", "--provider", "local", "--model", "m-e2e", "hi")
+	base, requests := countedAPI(t, func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // accepts, never answers; notices the client leaving
+	})
+	r := printLocal(t, base, 400)
 	if r.Code != 1 || r.Stdout != "" || !strings.Contains(r.Stderr, "timed out: the server sent no response within 400ms") {
 		t.Fatalf("%+v", r)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if requests != 2 {
-		t.Errorf("%d requests, want 2 (one retry after the deadline)", requests)
+	if n := requests(); n != 2 {
+		t.Errorf("%d requests, want 2 (one retry after the deadline)", n)
+	}
+}
+
+// countedAPI serves handle, after reading each request's body, and counts
+// the requests.
+func countedAPI(t *testing.T, handle http.HandlerFunc) (url string, requests func() int) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r) // the local provider's question about the context window
+			return
+		}
+		n.Add(1)
+		io.Copy(io.Discard, r.Body)
+		handle(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, func() int { return int(n.Load()) }
+}
+
+// printLocal runs print mode against the local provider at base/v1, with
+// its timeout setting in milliseconds (0: the default).
+func printLocal(t *testing.T, base string, timeoutMs int) result {
+	t.Helper()
+	timeout := ""
+	if timeoutMs > 0 {
+		timeout = fmt.Sprintf(`, "timeout": %d`, timeoutMs)
+	}
+	s := trustedSandbox(t, `{"providers": {"local": {"baseURL": "`+base+`/v1"`+timeout+`}}}`)
+	return s.run("", "-p", "--provider", "local", "--model", "m-e2e", "hi")
+}
+
+// A slow stream that keeps sending is never cut: SSE keep-alive comments
+// reset the idle watchdog like events do, here for four times the
+// provider's timeout before the answer comes (docs/providers.md,
+// "Deadlines and retries").
+func TestE2EKeepAlivesKeepASlowStreamAlive(t *testing.T) {
+	base, requests := countedAPI(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for range 16 {
+			io.WriteString(w, ": keep-alive\n\n")
+			w.(http.Flusher).Flush()
+			time.Sleep(100 * time.Millisecond)
+		}
+		io.WriteString(w, sseEvents(
+			`{"id":"c-1","choices":[{"index":0,"delta":{"role":"assistant","content":"answered"},"finish_reason":null}]}`,
+			`{"id":"c-1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`)+"data: [DONE]\n\n")
+	})
+	if r := printLocal(t, base, 400); r.Code != 0 || r.Stdout != "answered\n" {
+		t.Fatalf("%+v", r)
+	}
+	if n := requests(); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}
+
+// A Retry-After beyond what the client waits for (an overflowing number,
+// a negative one, a date centuries ahead) ends the call with the server's
+// rate-limit error; it is never read as "no wait" and retried at once
+// (docs/providers.md, "Deadlines and retries").
+func TestE2EAnAbsurdRetryAfterIsNotRetried(t *testing.T) {
+	for _, value := range []string{"99999999999999999999999", "-1", "Fri, 31 Dec 9999 23:59:59 GMT"} {
+		t.Run(value, func(t *testing.T) {
+			base, requests := countedAPI(t, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Retry-After", value)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusTooManyRequests)
+				io.WriteString(w, `{"error": {"message": "slow down", "type": "rate_limit_error"}}`)
+			})
+			if r := printLocal(t, base, 0); r.Code != 1 || !strings.Contains(r.Stderr, "slow down") {
+				t.Fatalf("%+v", r)
+			}
+			if n := requests(); n != 1 {
+				t.Errorf("%d requests, want 1 (the wait is longer than the client waits)", n)
+			}
+		})
 	}
 }

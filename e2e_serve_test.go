@@ -548,9 +548,15 @@ func TestE2EServeLoopbackHTTP(t *testing.T) {
 			if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || !strings.Contains(body, `http answer`) {
 				t.Fatalf("tools/call: %d %s", resp.StatusCode, body)
 			}
+			// Another session revision the server speaks is taken (the
+			// session's own decides); one it does not speak is refused.
 			h["MCP-Protocol-Version"] = "2025-06-18"
+			if resp, _ := httpDo(t, mcpPost(t, url, `{"jsonrpc":"2.0","id":4,"method":"ping"}`, h)); resp.StatusCode != 200 {
+				t.Fatalf("another session revision in the header: %d", resp.StatusCode)
+			}
+			h["MCP-Protocol-Version"] = "2099-01-01"
 			if resp, _ := httpDo(t, mcpPost(t, url, `{"jsonrpc":"2.0","id":4,"method":"ping"}`, h)); resp.StatusCode != 400 {
-				t.Fatalf("version header mismatch: %d", resp.StatusCode)
+				t.Fatalf("a revision the server does not speak in the header: %d", resp.StatusCode)
 			}
 			del, _ := http.NewRequest(http.MethodDelete, url, nil)
 			del.Header.Set("Authorization", auth)
@@ -998,17 +1004,7 @@ func BenchmarkServeHTTP64Clients(b *testing.B) {
 // however the process ends").
 func TestE2EServeSecondSignalRemovesTokenFile(t *testing.T) {
 	s, srv := printSandbox(t, fakemodel.Reply{Text: "partial", Hang: true})
-	tokFile := filepath.Join(t.TempDir(), "serve.token")
-	p := startServe(t, s, "--http-token-file", tokFile)
-	port := p.waitLine(t, listenRe)[1]
-	p.waitLine(t, regexp.MustCompile(regexp.QuoteMeta("bearer token in "+tokFile)))
-	tok, _ := os.ReadFile(tokFile)
-	url := "http://127.0.0.1:" + port + "/mcp"
-	h := map[string]string{"Authorization": "Bearer " + string(tok)}
-	resp, _ := httpDo(t, mcpPost(t, url, initLine, h))
-	h["Mcp-Session-Id"] = resp.Header.Get("Mcp-Session-Id")
-	h["MCP-Protocol-Version"] = "2025-11-25"
-	httpDo(t, mcpPost(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, h))
+	p, url, h, tokFile := serveSessionHTTP(t, s)
 	req := mcpPost(t, url, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"agent_submit","arguments":{"prompt":"long"}}}`, h)
 	failed := make(chan string, 1)
 	go func() {
@@ -1081,17 +1077,7 @@ func TestE2EServeProgress(t *testing.T) {
 		t.Fatalf("%q", text)
 	}
 	// Over loopback HTTP, in the SSE answer.
-	tokFile := filepath.Join(t.TempDir(), "serve.token")
-	p := startServe(t, s, "--http-token-file", tokFile)
-	port := p.waitLine(t, listenRe)[1]
-	p.waitLine(t, regexp.MustCompile(regexp.QuoteMeta("bearer token in "+tokFile)))
-	tok, _ := os.ReadFile(tokFile)
-	url := "http://127.0.0.1:" + port + "/mcp"
-	h := map[string]string{"Authorization": "Bearer " + string(tok)}
-	resp, _ := httpDo(t, mcpPost(t, url, initLine, h))
-	h["Mcp-Session-Id"] = resp.Header.Get("Mcp-Session-Id")
-	h["MCP-Protocol-Version"] = "2025-11-25"
-	httpDo(t, mcpPost(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, h))
+	p, url, h, _ := serveSessionHTTP(t, s)
 	_, body := httpDo(t, mcpPost(t, url, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"agent_submit","arguments":{"prompt":"again"},"_meta":{"progressToken":7}}}`, h))
 	i, j := strings.Index(body, `"notifications/progress"`), strings.Index(body, `"over http"`)
 	if i < 0 || j < 0 || i > j || !strings.Contains(body, `"running Read"`) || !strings.Contains(body, `"progressToken":7`) {

@@ -113,8 +113,12 @@ func TestE2EInteractiveUntrustedAndUsage(t *testing.T) {
 	}
 }
 
-// openPTY opens a pseudo-terminal pair with the standard library only.
-func openPTY(t testing.TB) (master, slave *os.File) {
+// openPTY opens a pseudo-terminal pair of 30×100 with the standard
+// library only.
+func openPTY(t testing.TB) (master, slave *os.File) { return openPTYSize(t, 30, 100) }
+
+// openPTYSize opens a pseudo-terminal pair of rows×cols.
+func openPTYSize(t testing.TB, rows, cols uint16) (master, slave *os.File) {
 	t.Helper()
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
@@ -135,7 +139,7 @@ func openPTY(t testing.TB) (master, slave *os.File) {
 	if ioctl(syscall.TIOCSPTLCK, unsafe.Pointer(&unlock)) != nil || ioctl(syscall.TIOCGPTN, unsafe.Pointer(&n)) != nil {
 		t.Skip("pty ioctls refused")
 	}
-	ws := struct{ row, col, x, y uint16 }{row: 30, col: 100}
+	ws := struct{ row, col, x, y uint16 }{row: rows, col: cols}
 	ioctl(syscall.TIOCSWINSZ, unsafe.Pointer(&ws))
 	s, err := os.OpenFile("/dev/pts/"+strconv.Itoa(int(n)), os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
@@ -248,7 +252,13 @@ func TestE2ETerminalUI(t *testing.T) {
 // collects its output.
 func startTUI(t testing.TB, s *sandbox, args ...string) (m *os.File, out *ptyOutput, done chan error) {
 	t.Helper()
-	m, slave := openPTY(t)
+	return startTUIOn(t, s, 30, 100, args...)
+}
+
+// startTUIOn is startTUI on a terminal of rows×cols.
+func startTUIOn(t testing.TB, s *sandbox, rows, cols uint16, args ...string) (m *os.File, out *ptyOutput, done chan error) {
+	t.Helper()
+	m, slave := openPTYSize(t, rows, cols)
 	cmd := exec.Command(agentBinary(t), args...)
 	cmd.Dir = s.Work
 	cmd.Env = append([]string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH"), "TERM=xterm-256color", "NO_COLOR=1"}, s.Env...)

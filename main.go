@@ -59,9 +59,13 @@ func commands() []*command {
 		sessionStartCommand(),
 		sessionListCommand(),
 		sessionStopCommand(),
+		sessionCheckpointsCommand(),
+		sessionRewindCommand(),
 		sessionEventsListCommand(),
 		sessionEventsRevokeCommand(),
 		keybindingsCheckCommand(),
+		hooksListCommand(),
+		hooksApproveCommand(),
 		sandboxCheckCommand(),
 		sandboxRunCommand(),
 	}
@@ -182,7 +186,8 @@ func findCommand(args []string) (*command, []string) {
 var groups = map[string]string{
 	"mcp":         "MCP servers: status, sign-in, serving",
 	"keybindings": "the keybindings overrides file",
-	"session":     "background sessions",
+	"session":     "background and stored sessions",
+	"hooks":       "hooks and their approval",
 	"sandbox":     "the sandbox that confines the commands the model runs",
 }
 
@@ -247,7 +252,8 @@ func exitCode(ctx context.Context, e *env, cmd *command, f *flagSet, err error) 
 	case errors.As(err, &xe):
 		return xe.code
 	default:
-		fmt.Fprintf(e.err, "%s: %v\n", strings.TrimSpace("agent "+cmd.path), err)
+		// The message may carry outside text (a server's error message).
+		fmt.Fprintf(e.err, "%s: %s\n", strings.TrimSpace("agent "+cmd.path), sanitizeText(err.Error()))
 		return 1
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 
 	"agent/agent"
+	"agent/agent/extend"
 	"agent/config"
 	"agent/internal/quote"
 	sbox "agent/internal/sandbox"
@@ -21,7 +22,7 @@ import (
 // flags".
 type sessionFlags struct {
 	provider, model, baseURL, mode, systemPrompt, outputFormat, resume string
-	appendSystemPrompt, sandbox                                        string
+	appendSystemPrompt, sandbox, agentsJSON                            string
 	print, noAutoCompact                                               bool
 	eventGrants, eventProxies                                          []string
 	eventPort                                                          string
@@ -44,6 +45,7 @@ func (sf *sessionFlags) registerModel(f *flagSet) {
 	f.stringVar(&sf.appendSystemPrompt, "append-system-prompt", "TEXT", "added to the end of the system message")
 	f.boolVar(&sf.noAutoCompact, "no-auto-compact", "", "no automatic compaction (a request the provider refuses as too long still compacts once)")
 	f.stringVar(&sf.sandbox, "sandbox", "MODE", "the sandbox for this run: "+sbox.ModeNames)
+	f.stringVar(&sf.agentsJSON, "agents", "JSON", `subagent definitions for this run: {"name": {"description", "prompt", "tools", ...}}`)
 }
 
 // registerRoot adds the flags of "agent [flags] [PROMPT]" and "agent -p".
@@ -91,6 +93,7 @@ func (e *env) startOptions(sf *sessionFlags, f *flagSet, fe frontEnd) agent.Star
 	if f.isSet("append-system-prompt") {
 		o.AppendSystemPrompt = &sf.appendSystemPrompt
 	}
+	o.Agents, _ = extend.ParseAgentsJSON(sf.agentsJSON) // checked by checkModelFlags
 	return o
 }
 
@@ -121,6 +124,18 @@ func checkModelFlags(cmd string, sf *sessionFlags) error {
 	}
 	if mode != "" && !config.ValidMode(mode) {
 		return usagef(cmd, "--permission-mode must be default, plan, acceptEdits or bypassPermissions, not %q", quote.V(mode))
+	}
+	return nil
+}
+
+// checkAgentsFlag refuses an --agents value that is not a valid set of
+// definitions, as a usage error naming the flag.
+func checkAgentsFlag(cmd, agentsJSON string) error {
+	if agentsJSON == "" {
+		return nil
+	}
+	if _, err := extend.ParseAgentsJSON(agentsJSON); err != nil {
+		return usagef(cmd, "--agents: %v", err)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"agent/agent/tools"
 	"agent/internal/quote"
 	"agent/providers"
 )
@@ -128,6 +129,7 @@ type wireEvent struct {
 	Usage      *providers.Usage   `json:"usage,omitempty"`
 	Result     *wireResult        `json:"result,omitempty"`
 	Err        string             `json:"err,omitempty"`
+	Todos      []tools.Todo       `json:"todos,omitempty"`
 }
 
 type wireResult struct {
@@ -140,7 +142,7 @@ type wireResult struct {
 }
 
 func toWire(ev Event) wireEvent {
-	w := wireEvent{Kind: ev.Kind, Session: ev.Session, Turn: ev.Turn, Text: ev.Text, Tool: ev.Tool, Permission: ev.Permission, Usage: ev.Usage}
+	w := wireEvent{Kind: ev.Kind, Session: ev.Session, Turn: ev.Turn, Text: ev.Text, Tool: ev.Tool, Permission: ev.Permission, Usage: ev.Usage, Todos: ev.Todos}
 	if ev.Err != nil {
 		w.Err = ev.Err.Error()
 	}
@@ -154,7 +156,7 @@ func toWire(ev Event) wireEvent {
 }
 
 func (w wireEvent) event() Event {
-	ev := Event{Kind: w.Kind, Session: w.Session, Turn: w.Turn, Text: w.Text, Tool: w.Tool, Permission: w.Permission, Usage: w.Usage}
+	ev := Event{Kind: w.Kind, Session: w.Session, Turn: w.Turn, Text: w.Text, Tool: w.Tool, Permission: w.Permission, Usage: w.Usage, Todos: w.Todos}
 	if w.Err != "" {
 		ev.Err = errors.New(w.Err)
 	}

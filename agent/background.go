@@ -266,7 +266,7 @@ func (b *Background) handle(req ControlRequest) ControlResponse {
 		if strings.TrimSpace(req.Prompt) == "" {
 			return ControlResponse{Error: "submit needs a prompt"}
 		}
-		t, err := b.opts.Session.Submit(TurnRequest{Prompt: req.Prompt})
+		t, err := b.opts.Session.Submit(UserPrompt(req.Prompt)) // typed in an attached terminal UI
 		if err != nil {
 			return ControlResponse{Error: err.Error()}
 		}

@@ -42,6 +42,10 @@ type Boundary struct {
 	// Turns is the highest turn number so far, so that a session resumed
 	// from the boundary numbers its turns after it.
 	Turns int
+
+	// daily is the todo list, the checkpoints and the usage so far
+	// (daily.go), which resuming from the boundary carries on.
+	daily *dailyRecord
 }
 
 // boundaryRecord is a Boundary in the file.
@@ -54,6 +58,7 @@ type boundaryRecord struct {
 	Turns        int          `json:"turns"`
 	Usage        *usageRecord `json:"usage,omitempty"`
 	Messages     []record     `json:"messages"`
+	Daily        *dailyRecord `json:"daily,omitempty"`
 }
 
 // Cleared is a cheap pass as the transcript records it: which calls'
@@ -90,6 +95,7 @@ func (t *Transcript) WriteBoundary(b Boundary) error {
 	r := boundaryRecord{Type: "compact", Trigger: b.Trigger, TokensBefore: b.TokensBefore, TokensAfter: b.TokensAfter,
 		DurationMs: b.Duration.Milliseconds(), Turns: b.Turns}
 	r.Usage = newUsageRecord(b.Usage)
+	r.Daily = b.daily
 	for _, m := range b.History {
 		r.Messages = append(r.Messages, record{Type: "message", Role: string(m.Role), Parts: encodeParts(m.Content)})
 	}
@@ -208,7 +214,7 @@ func LoadTranscript(home, id string) (*Loaded, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: line 1: not a session transcript header", path)
 	}
-	start := &boundaryStart{header: hdr, turns: b.Turns}
+	start := &boundaryStart{header: hdr, turns: b.Turns, daily: b.Daily}
 	for _, mr := range b.Messages {
 		parts, err := decodeParts(mr.Parts)
 		if err != nil {
@@ -233,6 +239,7 @@ type boundaryStart struct {
 	header  []byte
 	history []LoadedMessage
 	turns   int
+	daily   *dailyRecord
 }
 
 // turnNumber is the number of a turn id "<session>/<n>".

@@ -287,6 +287,7 @@ func (s *Session) compactHistory(ctx context.Context, t *Turn, c compaction, cur
 		if split > 0 {
 			s.emit(Event{Kind: EventCompactStart, Turn: t.ID, Compact: &CompactInfo{Trigger: c.trigger, TokensBefore: c.before}})
 			started = true
+			s.compactHooks(ctx, t, "PreCompact", c, "")
 			summary, u, err := s.summarise(ctx, prefix[:split], c, limits)
 			info.Usage = u
 			if err != nil {
@@ -300,7 +301,14 @@ func (s *Session) compactHistory(ctx context.Context, t *Turn, c compaction, cur
 			if s.opts.Context.Todos != nil {
 				todos = s.opts.Context.Todos()
 			}
-			rebuilt = compact.Rebuild(compact.SummaryMessage(summary, path), rebuilt[split:], todos)
+			msg := compact.SummaryMessage(summary, path)
+			// PostCompact sees the summary; SessionStart (source compact)
+			// may add context, which rides with it.
+			s.compactHooks(ctx, t, "PostCompact", c, summary)
+			for _, extra := range s.compactedStartHooks(ctx, t) {
+				msg.Content = append(msg.Content, providers.Text{Text: extra})
+			}
+			rebuilt = compact.Rebuild(msg, rebuilt[split:], todos)
 			summarised, info.Cleared = true, false
 		}
 	}
@@ -572,6 +580,7 @@ func (s *Session) writeBoundary(b Boundary) {
 	if s.opts.Transcript == nil {
 		return
 	}
+	b.daily = s.dailySnapshot()
 	if err := s.opts.Transcript.WriteBoundary(b); err != nil {
 		s.log.Warn("transcript", "err", err)
 	}
@@ -647,4 +656,30 @@ func CompactRequest(instructions string) TurnRequest {
 		display += " " + instructions
 	}
 	return TurnRequest{Compact: true, Prompt: instructions, Display: display}
+}
+
+// compactHooks runs PreCompact or PostCompact (trigger manual or auto);
+// their answers decide nothing, their failures are shown.
+func (s *Session) compactHooks(ctx context.Context, t *Turn, event string, c compaction, summary string) {
+	if !s.opts.Hooks.Has(event) {
+		return
+	}
+	in := s.hookInput(event)
+	in.Trigger, in.CompactSummary = "auto", summary
+	if c.trigger == TriggerManual {
+		in.Trigger = "manual"
+		in.CustomInstructions = &c.instructions
+	}
+	s.runHooks(ctx, t.ID, in)
+}
+
+// compactedStartHooks runs SessionStart with the source compact and
+// returns what the handlers add.
+func (s *Session) compactedStartHooks(ctx context.Context, t *Turn) []string {
+	if !s.opts.Hooks.Has("SessionStart") {
+		return nil
+	}
+	in := s.hookInput("SessionStart")
+	in.Source = "compact"
+	return s.runHooks(ctx, t.ID, in).Context
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -103,18 +104,26 @@ func BenchmarkLongSession(b *testing.B) {
 		})
 		ctx := context.Background()
 		var early, late time.Duration
+		var earlyAlloc, lateAlloc uint64
+		var ms runtime.MemStats
 		for turn := 1; turn <= 500; turn++ {
+			runtime.ReadMemStats(&ms)
+			alloc0 := ms.TotalAlloc
 			start := cpuTime()
 			res, err := s.Run(ctx, fmt.Sprintf("read the next file (%d)", turn))
 			if err != nil || res.Status != StatusComplete {
 				b.Fatalf("turn %d: %v %+v", turn, err, res)
 			}
 			d := cpuTime() - start
+			runtime.ReadMemStats(&ms)
+			a := ms.TotalAlloc - alloc0
 			switch {
 			case turn >= 11 && turn <= 60:
 				early += d
+				earlyAlloc += a
 			case turn >= 451:
 				late += d
+				lateAlloc += a
 			}
 		}
 		if err := compact.Paired(s.History()); err != nil {
@@ -125,6 +134,9 @@ func BenchmarkLongSession(b *testing.B) {
 		b.ReportMetric(float64(early/50)/1e6, "ms/turn-early")
 		b.ReportMetric(float64(late/50)/1e6, "ms/turn-late")
 		b.ReportMetric(float64(compactions), "compactions")
+		// Bytes allocated per turn do not depend on what else the machine
+		// runs: the same ratio without the noise of a shared CPU.
+		b.ReportMetric(float64(lateAlloc)/float64(earlyAlloc), "alloc500/alloc10")
 		b.ReportMetric(maxRSSMiB(), "peak-RSS-MiB")
 	}
 }

@@ -243,12 +243,7 @@ func (h *ctxHarness) notices() []string {
 
 func runOK(t *testing.T, s *Session, prompt string) TurnResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	res, err := s.Run(ctx, prompt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := run(t, s, prompt)
 	if res.Status != StatusComplete {
 		t.Fatalf("turn %s: %s %v", prompt, res.Status, res.Err)
 	}

@@ -20,7 +20,8 @@
 // through it, and an embedder passes its approval store and stdio
 // authorities in [StartOptions] (docs/reference/mcp.md, "What connects and
 // when", rule 3; docs/design.md, "Every front end starts its session
-// through `agent.Start`").
+// through `agent.Start`"), and an [Elicitor] when someone can answer the
+// questions MCP servers ask (docs/reference/mcp.md, "Elicitation").
 //
 // [New], [Query] and [NewRuntime] are the Agent API, for programs that
 // bring their own configuration: sessions over provider objects the caller

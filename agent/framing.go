@@ -29,6 +29,7 @@ type Instructions struct {
 	append   string
 	env      prompt.Environment
 	mcp      map[string]string
+	skills   string // the skills' names and descriptions
 	notice   func(string)
 	reported map[string]bool
 	session  *Session
@@ -103,7 +104,7 @@ func (in *Instructions) framing() Framing {
 	if in.replace != nil {
 		static = *in.replace
 	}
-	sections := []prompt.Section{{Text: in.append}}
+	sections := []prompt.Section{{Text: in.append}, {Text: in.skills}}
 	names := make([]string, 0, len(in.mcp))
 	for n := range in.mcp {
 		names = append(names, n)

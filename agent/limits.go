@@ -241,13 +241,15 @@ func (c *WorkspaceSession) askLocalWindow() {
 			return
 		}
 		var once sync.Once
-		var unsub func()
-		unsub = sess.Subscribe(func(ev Event) {
+		// The first turn may complete before Subscribe returns: the
+		// unsubscribe function reaches the goroutine through a channel.
+		unsubc := make(chan func(), 1)
+		unsubc <- sess.Subscribe(func(ev Event) {
 			if ev.Kind == EventComplete {
 				once.Do(func() {
 					go func() {
 						ask()
-						unsub()
+						(<-unsubc)()
 					}()
 				})
 			}
@@ -264,4 +266,20 @@ func (c *WorkspaceSession) SetModel(choice ModelChoice, p providers.Provider) {
 	c.Session.SetLimits(ModelLimits(choice, c.Settings))
 	c.Instructions.SetModelAndMode(choice.Model, c.Permissions.Mode())
 	c.askLocalWindow()
+}
+
+// aliasModel is the model of provider id's catalog whose id names alias
+// (Claude Code's agent definitions say sonnet, opus or haiku); "" keeps
+// the parent's model when none does.
+func aliasModel(id, alias string) string {
+	d, ok := builtin.Lookup(id)
+	if !ok {
+		return ""
+	}
+	for _, m := range d.Models {
+		if strings.Contains(m.ID, strings.ToLower(alias)) {
+			return m.ID
+		}
+	}
+	return ""
 }

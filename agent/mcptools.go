@@ -3,13 +3,17 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"agent/agent/tools"
+	"agent/internal/elicit"
 	"agent/mcp"
 )
 
@@ -49,6 +53,9 @@ type mcpTools struct {
 	opts  MCPToolOptions
 	tasks atomic.Int64
 	wg    sync.WaitGroup
+	// elicit asks the user the URL elicitations a server requires before
+	// a call (URLElicitationRequiredError).
+	elicit func(ctx context.Context, req elicit.Request) (elicit.Result, error)
 }
 
 func (mt *mcpTools) list() []tools.Tool {
@@ -103,7 +110,12 @@ func (t *mcpTool) Run(ctx context.Context, args json.RawMessage) tools.Result {
 	stopTurn := context.AfterFunc(ctx, cancel)
 	done := make(chan mcpOutcome, 1)
 	go func() {
-		r, err := t.mt.m.Call(cctx, t.st.Name, args, mcp.CallOptions{})
+		r, err := t.mt.m.Call(cctx, t.st.Name, args, mcp.CallOptions{Progress: func(p mcp.Progress) {
+			ReportProgress(ctx, progressText(p))
+		}})
+		if err != nil && t.mt.elicit != nil {
+			err = t.mt.urlElicitations(cctx, t.st, err)
+		}
 		done <- mcpOutcome{r, err}
 	}()
 	var handoff <-chan time.Time
@@ -149,6 +161,59 @@ func (t *mcpTool) Run(ctx context.Context, args json.RawMessage) tools.Result {
 		return tools.Result{Content: fmt.Sprintf("The call to %s is still running after %s and continues as background task %d. Its result will be reported when it finishes; carry on with the task meanwhile.",
 			t.st.Name, o.AutoBackground, n)}
 	}
+}
+
+// progressText is a progress report as the tool's block shows it: "3/10
+// message", "3 message" without a total.
+func progressText(p mcp.Progress) string {
+	n := strconv.FormatFloat(p.Progress, 'f', -1, 64)
+	if p.Total > 0 {
+		n += "/" + strconv.FormatFloat(p.Total, 'f', -1, 64)
+	}
+	if p.Message != "" {
+		n += " " + p.Message
+	}
+	return n
+}
+
+// maxURLElicitations bounds the browser steps one refused call may ask.
+const maxURLElicitations = 3
+
+// urlElicitations handles a call refused with URLElicitationRequiredError
+// (2025-11-25 client/elicitation): each URL the server names is put to the
+// user (shown in full, opened only if they agree), and the model is told
+// to call again once the step is done. Any other error is returned as it
+// is.
+func (mt *mcpTools) urlElicitations(ctx context.Context, st mcp.ServerTool, err error) error {
+	var pe *mcp.ProtocolError
+	if !errors.As(err, &pe) || pe.Code != mcp.CodeURLElicitationRequired {
+		return err
+	}
+	var data struct {
+		Elicitations []struct {
+			Mode          string `json:"mode"`
+			Message       string `json:"message"`
+			URL           string `json:"url"`
+			ElicitationID string `json:"elicitationId"`
+		} `json:"elicitations"`
+	}
+	if json.Unmarshal(pe.Data, &data) != nil || len(data.Elicitations) == 0 {
+		return err
+	}
+	var said []string
+	for i, e := range data.Elicitations {
+		u, perr := url.Parse(e.URL)
+		if i == maxURLElicitations || e.Mode != string(elicit.ModeURL) || perr != nil || u.Scheme == "" || u.Host == "" {
+			break
+		}
+		res, aerr := mt.elicit(ctx, elicit.Request{Server: st.Server, Mode: elicit.ModeURL, Message: e.Message, URL: e.URL, ID: e.ElicitationID})
+		answer := "did not answer"
+		if aerr == nil {
+			answer = map[elicit.Action]string{elicit.Accept: "agreed to open it", elicit.Decline: "declined", elicit.Cancel: "dismissed it"}[res.Action]
+		}
+		said = append(said, fmt.Sprintf("%s (%s): the user %s", e.URL, oneLine(e.Message, 200), answer))
+	}
+	return fmt.Errorf("MCP server %s needs the user to complete a step in a browser before this call can run: %s. Call the tool again once they have completed it", st.Server, strings.Join(said, "; "))
 }
 
 // mcpResult turns a tools/call answer into the model's tool result.

@@ -31,6 +31,10 @@ type Verdict struct {
 	// Rule is the rule that decided, when one did (a deny rule, or the
 	// allow rule that allowed the call).
 	Rule *config.Rule
+	// Guarded: the call asks whatever the mode and the rules say (Write
+	// or Edit of a settings file or an approved hook's script), and Reason
+	// says why.
+	Guarded bool
 	// Reason is a short phrase for messages: "denied by rule Bash(rm *)",
 	// "plan mode allows inspection only", "path outside the workspace".
 	Reason string

@@ -55,6 +55,9 @@ type Checker struct {
 	allow     atomic.Pointer[ruleSet] // settings rules, then session rules
 	mode      atomic.Int32
 	mu        sync.Mutex // serialises AllowForSession
+	// parent is the checker a subagent's was narrowed from (Narrow):
+	// rules allowed for the session go there too.
+	parent *Checker
 }
 
 type permMode int32
@@ -212,6 +215,9 @@ func (c *Checker) Mode() string { return permModeNames[c.mode.Load()] }
 // AllowForSession adds an allow rule for the rest of the session (the
 // prompt answer "allow for this session").
 func (c *Checker) AllowForSession(r config.Rule) {
+	if c.parent != nil {
+		c.parent.AllowForSession(r)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cur := c.allow.Load()
@@ -224,6 +230,9 @@ func (c *Checker) AllowForSession(r config.Rule) {
 }
 
 func (c *Checker) compile(r config.Rule) *compiledRule {
+	if r.Tool == "Task" {
+		r.Tool = "Agent" // Claude Code's older name of the Agent tool
+	}
 	cr := &compiledRule{rule: r}
 	cr.allowReason = "allowed by the rule " + describeRule(r)
 	cr.denyReason = "denied by the rule " + describeRule(r)

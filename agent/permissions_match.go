@@ -149,3 +149,18 @@ func splitCommand(cmd string, segs []string) (_ []string, substitutes bool) {
 	cut(len(cmd), len(cmd))
 	return segs, substitutes
 }
+
+// AllowsExactly reports whether an allow rule of tool names path itself,
+// without a wildcard: the explicit rule that lets Write and Edit change a
+// settings file or an approved hook's script without asking
+// (docs/reference/runtime.md, "Hooks").
+func (c *Checker) AllowsExactly(tool, path string) bool {
+	for _, r := range c.allow.Load().byTool[tool] {
+		for _, pp := range r.paths {
+			if len(pp.rest) == 0 && pp.prefix == path {
+				return true
+			}
+		}
+	}
+	return false
+}

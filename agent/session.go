@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"agent/agent/compact"
+	"agent/agent/hooks"
 	"agent/agent/tools"
 	"agent/config"
 	"agent/internal/jsonschema"
@@ -77,6 +78,34 @@ type SessionOptions struct {
 	// Context configures compaction (docs/reference/runtime.md, "Context
 	// management").
 	Context ContextOptions
+	// Hooks are the user's hooks (docs/reference/runtime.md, "Hooks");
+	// nil runs none.
+	Hooks *hooks.Set
+	// Subagent, when set, makes this session a subagent's child session:
+	// its Stop hooks are SubagentStop.
+	Subagent *AgentInfo
+	// StartSource is told to the SessionStart hooks, which run before the
+	// first turn: startup, resume, clear ("" runs none).
+	StartSource string
+	// Guard, when set, names why a call must be asked about whatever the
+	// mode and the rules say ("" for most calls): Write and Edit of a
+	// settings file or an approved hook's script.
+	Guard func(spec tools.Spec, t tools.Target) string
+	// TodoWrite offers the TodoWrite tool and keeps its list
+	// (docs/reference/runtime.md, "The todo list").
+	TodoWrite bool
+	// Resumed is the transcript a resumed session continues: its todo
+	// list, checkpoints and usage carry on (History is its conversation).
+	Resumed *Loaded
+	// Parent is the session a subagent works for: the subagent's Write
+	// and Edit calls join the parent's running checkpoint, and its usage
+	// the parent's /cost (docs/reference/runtime.md, "Checkpoints and
+	// /rewind", "Usage and cost").
+	Parent *Session
+	// Expand returns what a user's prompt gets attached when its turn
+	// starts (the MCP resources it mentions, mcpresources.go); nil
+	// attaches nothing.
+	Expand func(ctx context.Context, prompt string) []providers.Part
 }
 
 // Framing is what a session sends before its conversation on every
@@ -145,6 +174,21 @@ type TurnRequest struct {
 	// turn; Prompt holds the user's words on what to keep
 	// (docs/reference/runtime.md, "Context management").
 	Compact bool
+	// Shell makes the turn a shell command the user typed after "!":
+	// Prompt is the command, run by the Bash tool under the permission
+	// rules, its output added to the conversation without a model call
+	// (docs/reference/runtime.md, "Shell commands and mentions").
+	Shell bool
+	// Mentions attaches the files the prompt names as @path (the
+	// terminal UI's composer).
+	Mentions bool
+	// Allow are rules pre-approved for this turn only (a custom command's
+	// or skill's allowed-tools): a call they match runs where the check
+	// would ask. A deny rule and plan mode still win.
+	Allow []config.Rule
+	// Model, when set, is this turn's model (a command's model key); the
+	// session's stays for the turns after.
+	Model string
 }
 
 // offers reports whether the turn offers the tool named name.
@@ -180,6 +224,12 @@ type Turn struct {
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	// hookStop: a hook answered "continue": false; the turn ends after
+	// the current step.
+	hookStop bool
+	// denied: the turn's latest tool call did not run (a "!" command's
+	// output joins the conversation only when it ran).
+	denied bool
 }
 
 // Wait returns the turn's result when it ends, or ctx's error.
@@ -226,9 +276,16 @@ type Session struct {
 	// groups in name order, rebuilt on a change and read without copying.
 	extra map[string][]tools.Tool
 	all   []tools.Tool
+	// staged are tool groups that change when the running turn ends
+	// (toolsets.go).
+	staged map[string][]tools.Tool
 	// notes are background-task results for the model, sent with the
 	// next turn's prompt.
 	notes []string
+
+	td   todoState   // the todo list (todo.go)
+	cp   checkpoints // the checkpoints of /rewind (checkpoint.go)
+	cost costLedger  // usage per turn for /cost (cost.go)
 
 	wake chan struct{}
 	done chan struct{}
@@ -273,6 +330,7 @@ func NewSession(opts SessionOptions) (*Session, error) {
 		framing: opts.Framing, frame: opts.Framing.messages(),
 		cm: ctxState{limits: opts.Context.Limits, mark: -1},
 	}
+	s.initDaily()
 	go s.loop()
 	return s, nil
 }
@@ -480,7 +538,11 @@ func (s *Session) Busy() bool {
 
 // Close aborts the running turn, cancels the queued ones and ends the
 // loop. It is idempotent and returns when the loop has ended.
-func (s *Session) Close() error {
+func (s *Session) Close() error { return s.closeWithReason("other") }
+
+// closeWithReason is Close, telling the SessionEnd hooks why the session
+// ends.
+func (s *Session) closeWithReason(reason string) error {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -497,6 +559,7 @@ func (s *Session) Close() error {
 	}
 	s.stop()
 	<-s.done
+	s.sessionEndHooks(reason)
 	if s.opts.Transcript != nil {
 		return s.opts.Transcript.Close()
 	}
@@ -505,6 +568,9 @@ func (s *Session) Close() error {
 
 func (s *Session) loop() {
 	defer close(s.done)
+	if s.opts.StartSource != "" {
+		s.sessionStartHooks(s.opts.StartSource)
+	}
 	for {
 		s.mu.Lock()
 		if s.closed {
@@ -530,16 +596,20 @@ func (s *Session) loop() {
 
 		s.mu.Lock()
 		s.running = nil
+		s.applyStagedLocked()
 		s.mu.Unlock()
 		close(t.done)
 	}
 }
 
 // request builds the model request from the conversation.
-func (s *Session) request(t *Turn, msgs []providers.Message) (providers.Provider, *providers.Request) {
+func (s *Session) request(t *Turn, parts ...[]providers.Message) (providers.Provider, *providers.Request) {
 	s.mu.Lock()
 	p, model, fr, frame := s.provider, s.model, s.framing, s.frame
 	s.mu.Unlock()
+	if t.Req.Model != "" {
+		model = t.Req.Model
+	}
 	// The session's id keys the provider's prompt cache: the same for
 	// every request of the session; the framing, built once, is the stable
 	// prefix (docs/providers.md, "Prompt caching").
@@ -549,12 +619,20 @@ func (s *Session) request(t *Turn, msgs []providers.Message) (providers.Provider
 	// The pairing check (docs/reference/runtime.md, "Context management"):
 	// every tool call answered by exactly one result right after it, so
 	// that no request is refused for a broken history.
-	if paired, fixes := compact.Pair(msgs); fixes > 0 {
-		s.log.Warn("the conversation's tool calls and results were paired again", "fixes", fixes)
-		msgs = paired
+	// The framing and the conversation's parts in one allocation.
+	n := len(frame)
+	for _, p := range parts {
+		n += len(p)
 	}
-	req.Messages = make([]providers.Message, 0, len(frame)+len(msgs))
-	req.Messages = append(append(req.Messages, frame...), msgs...)
+	all := append(make([]providers.Message, 0, n), frame...)
+	for _, p := range parts {
+		all = append(all, p...)
+	}
+	if paired, fixes := compact.Pair(all[len(frame):]); fixes > 0 {
+		s.log.Warn("the conversation's tool calls and results were paired again", "fixes", fixes)
+		all = append(all[:len(frame):len(frame)], paired...)
+	}
+	req.Messages = all
 	if t.Req.NoTools {
 		// An event turn has no tools and cannot act
 		// (docs/reference/events.md, "The event's turn").
@@ -604,6 +682,9 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 	if t.Req.Compact {
 		return s.runCompactTurn(t)
 	}
+	if t.Req.Shell {
+		return s.runShellTurn(t)
+	}
 	ctx := t.ctx
 	res := TurnResult{Turn: t.ID}
 	s.emit(Event{Kind: EventTurnStart, Turn: t.ID, Text: t.Req.display(), From: t.Req.From})
@@ -614,6 +695,12 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 	s.notes = nil
 	s.mu.Unlock()
 	um := userMessage(t.Req)
+	if t.Req.Mentions {
+		s.attachMentions(t, &um)
+	}
+	if s.opts.Expand != nil && t.Req.From == "" {
+		um.Content = append(um.Content, s.opts.Expand(ctx, t.Req.Prompt)...)
+	}
 	if len(notes) > 0 {
 		// Results of background tasks that finished since the last turn
 		// reach the model ahead of the prompt.
@@ -623,8 +710,20 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 		}
 		um.Content = append(parts, um.Content...)
 	}
+	if err := s.promptHooks(t, &um); err != nil {
+		// Blocked: the prompt never reaches the model or the conversation.
+		s.mu.Lock()
+		s.notes = append(notes, s.notes...)
+		s.mu.Unlock()
+		res.Status, res.Err = StatusError, err
+		s.recordEnd(t, res)
+		s.emit(Event{Kind: EventError, Turn: t.ID, Result: &res, Err: err})
+		return res
+	}
 	turnMsgs := []providers.Message{um}
 	s.record(t, turnMsgs[0], t.Req)
+	s.openCheckpoint(t)
+	var stops stopState
 
 	finish := func(status Status, err error) TurnResult {
 		res.Status, res.Err = status, err
@@ -724,9 +823,17 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 		calls := col.ToolCalls() // the original arguments, to report what was wrong
 		res.Text = col.Text()
 		if len(calls) == 0 {
+			if next, more := s.stopHooks(t, res.Text, &stops); more && !t.hookStop {
+				// A Stop hook keeps the turn going (docs/reference/runtime.md,
+				// "Hooks").
+				turnMsgs = append(turnMsgs, next)
+				s.record(t, next, TurnRequest{})
+				continue
+			}
 			return finish(StatusComplete, nil)
 		}
-		results := s.runTools(ctx, t, calls)
+		stops.inARow = 0 // the model acted: the Stop hooks' count in a row starts over
+		results := s.runTools(withTurn(ctx, t.ID), t, calls)
 		toolMsg := providers.Message{Role: providers.RoleTool}
 		for _, r := range results {
 			toolMsg.Content = append(toolMsg.Content, r)
@@ -737,6 +844,10 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 			res.StopReason = "interrupted"
 			return finish(StatusInterrupted, nil)
 		}
+		if t.hookStop {
+			res.StopReason = "hook"
+			return finish(StatusComplete, nil)
+		}
 	}
 }
 
@@ -745,11 +856,12 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 // the framing.
 func (s *Session) stepRequest(t *Turn, base int, turnMsgs []providers.Message) (providers.Provider, *providers.Request, int) {
 	s.mu.Lock()
-	msgs := make([]providers.Message, 0, base+len(turnMsgs))
-	msgs = append(append(msgs, s.history[:base]...), turnMsgs...)
+	// The history's first base messages are never changed in place (a
+	// compaction replaces the slice; the turn's end appends after them).
+	prefix := s.history[:base:base]
 	framing := len(s.frame)
 	s.mu.Unlock()
-	p, req := s.request(t, msgs)
+	p, req := s.request(t, prefix, turnMsgs)
 	return p, req, framing
 }
 
@@ -821,14 +933,42 @@ func (s *Session) stream(ctx context.Context, t *Turn, p providers.Provider, req
 // per call. After an abort the remaining calls get an "interrupted" result
 // so that the conversation stays well-formed.
 func (s *Session) runTools(ctx context.Context, t *Turn, calls []providers.ToolCall) []providers.ToolResult {
-	out := make([]providers.ToolResult, 0, len(calls))
-	for _, c := range calls {
+	out := make([]providers.ToolResult, len(calls))
+	interrupted := func(c providers.ToolCall) providers.ToolResult {
+		return providers.ToolResult{CallID: c.ID, IsError: true, Content: []providers.Part{providers.Text{Text: "The user interrupted the turn before this call ran."}}}
+	}
+	run := func(i int) {
 		if aborted(ctx) {
-			out = append(out, providers.ToolResult{CallID: c.ID, IsError: true, Content: []providers.Part{providers.Text{Text: "The user interrupted the turn before this call ran."}}})
+			out[i] = interrupted(calls[i])
+			return
+		}
+		r := s.runTool(ctx, t, calls[i])
+		out[i] = providers.ToolResult{CallID: calls[i].ID, IsError: r.IsError, Content: []providers.Part{providers.Text{Text: r.Content}}}
+	}
+	for i := 0; i < len(calls); {
+		// Subagents asked for together run together (at most four at a
+		// time, the Agent tool's own limit); every other call runs alone,
+		// in order (docs/reference/runtime.md, "Subagents, commands and
+		// skills").
+		j := i
+		for j < len(calls) && calls[j].Name == AgentToolName {
+			j++
+		}
+		if j-i < 2 {
+			run(i)
+			i++
 			continue
 		}
-		r := s.runTool(ctx, t, c)
-		out = append(out, providers.ToolResult{CallID: c.ID, IsError: r.IsError, Content: []providers.Part{providers.Text{Text: r.Content}}})
+		var wg sync.WaitGroup
+		for k := i; k < j; k++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				run(k)
+			}()
+		}
+		wg.Wait()
+		i = j
 	}
 	return out
 }
@@ -857,6 +997,9 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 	ev := &ToolEvent{CallID: c.ID, Name: c.Name, Args: c.Arguments}
 	end := func(r tools.Result, denied bool) tools.Result {
 		ev.Result, ev.Denied = &r, denied
+		if t != nil {
+			t.denied = denied
+		}
 		s.emit(Event{Kind: EventToolEnd, Turn: turnID, Tool: ev})
 		return r
 	}
@@ -869,16 +1012,63 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 	if err := s.validateArgs(spec, c.Arguments); err != nil {
 		return end(tools.Result{IsError: true, Content: fmt.Sprintf("Invalid arguments for %s: %v", spec.Name, err)}, false)
 	}
-	target, err := tool.Target(c.Arguments)
+	// PreToolUse runs before the permission check; its allow never beats a
+	// deny rule or plan mode, and arguments it replaces are judged again
+	// (docs/reference/runtime.md, "Hooks").
+	th := s.preToolHooks(ctx, turnID, &c)
+	if t != nil && th.stop {
+		t.hookStop = true
+	}
+	if th.block {
+		return end(tools.Result{IsError: true, Content: hookDenied(spec.Name, th.reason)}, true)
+	}
+	target, err := s.reargue(spec, tool, c.Arguments)
 	if err != nil {
 		return end(tools.Result{IsError: true, Content: fmt.Sprintf("%s: %v", spec.Name, err)}, false)
 	}
+	ev.Args = c.Arguments
 	v := Verdict{Decision: Deny, Reason: "no permission checker", Suggest: spec.Name}
 	if spec.Risk == tools.RiskInspect {
 		v = Verdict{Decision: Allow}
 	}
 	if s.opts.Permissions != nil {
 		v = s.opts.Permissions.Check(spec, target)
+	}
+	switch {
+	case v.Decision == Deny:
+	case th.permission == "allow" && v.Decision == Ask:
+		v = Verdict{Decision: Allow}
+	case v.Decision == Ask && t != nil && s.turnAllows(t, spec, target):
+		v = Verdict{Decision: Allow, Reason: "allowed for this command's turn"}
+	case th.permission == "ask" && v.Decision == Allow:
+		v = Verdict{Decision: Ask, Suggest: v.Suggest, Reason: "a hook asks for the user's approval"}
+	}
+	if v.Decision != Deny && s.opts.Guard != nil {
+		if why := s.opts.Guard(spec, target); why != "" {
+			v = Verdict{Decision: Ask, Reason: why, Suggest: spec.Name + "(" + target.Value + ")", Guarded: true}
+		}
+	}
+	if v.Decision == Ask {
+		if decision, why := s.permissionHooks(ctx, turnID, &c); decision != "" {
+			// A PermissionRequest hook answers in the user's place; new
+			// arguments are judged by the rules again.
+			ev.Args = c.Arguments
+			if target, err = s.reargue(spec, tool, c.Arguments); err != nil {
+				return end(tools.Result{IsError: true, Content: fmt.Sprintf("%s: %v", spec.Name, err)}, false)
+			}
+			v = Verdict{Decision: Allow}
+			if s.opts.Permissions != nil && s.opts.Permissions.Check(spec, target).Decision == Deny {
+				v = s.opts.Permissions.Check(spec, target)
+			}
+			if decision == "deny" {
+				return end(tools.Result{IsError: true, Content: hookDenied(spec.Name, why)}, true)
+			}
+		}
+	}
+	if v.Decision == Ask && t != nil && t.Req.Shell {
+		// The user typed this command ("!"): their asking is the answer;
+		// a deny rule and plan mode still refuse it.
+		v = Verdict{Decision: Allow}
 	}
 	if v.Decision == Ask {
 		if t == nil {
@@ -893,7 +1083,9 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 	if v.Decision != Allow {
 		return end(tools.Result{IsError: true, Content: DeniedMessage(spec.Name, v)}, true)
 	}
-	r := tool.Run(ctx, c.Arguments)
+	pctx, progressDone := s.progressContext(context.WithValue(ctx, callKey{}, c.ID), turnID, ev)
+	r := s.execute(pctx, t, tool, target, c)
+	progressDone()
 	if s.opts.Attach != nil && target.Kind == tools.TargetPath && !r.IsError {
 		// The instruction files of the folders the call reached, once each
 		// (docs/reference/runtime.md, "System prompt and instruction files").
@@ -901,7 +1093,18 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 			r.Content += "\n\n" + text
 		}
 	}
+	if s.postToolHooks(ctx, turnID, c, target, &r) && t != nil {
+		t.hookStop = true
+	}
 	return end(r, false)
+}
+
+// turnAllows reports whether the turn's own rules allow a call.
+func (s *Session) turnAllows(t *Turn, spec tools.Spec, target tools.Target) bool {
+	ta, ok := s.opts.Permissions.(interface {
+		TurnAllows([]config.Rule, tools.Spec, tools.Target) bool
+	})
+	return ok && len(t.Req.Allow) > 0 && ta.TurnAllows(t.Req.Allow, spec, target)
 }
 
 // ReportBackground tells the user (an EventBackground) and, with the next
@@ -930,6 +1133,10 @@ func (s *Session) toolList() []tools.Tool {
 func (s *Session) SetTools(group string, ts []tools.Tool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.setToolsLocked(group, ts)
+}
+
+func (s *Session) setToolsLocked(group string, ts []tools.Tool) {
 	if s.extra == nil {
 		s.extra = map[string][]tools.Tool{}
 	}
@@ -986,11 +1193,17 @@ func (s *Session) CallTool(ctx context.Context, name string, args json.RawMessag
 func (s *Session) ask(ctx context.Context, t *Turn, spec tools.Spec, c providers.ToolCall, target tools.Target, v Verdict) Verdict {
 	if s.opts.Prompter == nil {
 		v.Decision = Deny
-		v.Reason = "nobody can answer a permission prompt here"
+		if v.Guarded {
+			v.Reason = "nobody can answer a permission prompt here, and " + v.Reason
+		} else {
+			v.Reason = "nobody can answer a permission prompt here"
+		}
 		return v
 	}
-	req := PermissionRequest{Tool: spec.Name, Args: c.Arguments, Target: target, Suggest: v.Suggest, Reason: v.Reason}
+	req := PermissionRequest{Tool: spec.Name, Args: c.Arguments, Target: target, Suggest: v.Suggest, Reason: v.Reason,
+		Preview: s.preview(c), Rules: s.answerRules(spec, target, v)}
 	s.emit(Event{Kind: EventPermission, Turn: t.ID, Permission: &req})
+	s.notify("permission_prompt", "agent needs your permission to use "+spec.Name)
 	ans, err := s.opts.Prompter.AskPermission(ctx, req)
 	if errors.Is(err, ErrNobodyAttached) {
 		v.Decision, v.Reason = Deny, "nobody is attached to this background session to answer a permission prompt"
@@ -1004,21 +1217,25 @@ func (s *Session) ask(ctx context.Context, t *Turn, spec tools.Spec, c providers
 	case AllowOnce:
 		v.Decision = Allow
 	case AllowSession, AllowProject:
-		rule, err := config.ParseRule(v.Suggest)
-		if err != nil {
-			v.Decision = Allow // the answer stands for this call
-			break
-		}
-		if s.opts.Permissions != nil {
-			s.opts.Permissions.AllowForSession(rule)
-		}
-		if ans == AllowProject {
-			persist := s.opts.PersistRule
-			if persist == nil {
-				persist = func(r config.Rule) error { return AllowForProject(s.opts.Workspace, r) }
+		// The rules as the prompt showed them: generalised as a user
+		// would write them (docs/reference/runtime.md, "Permission
+		// prompts").
+		for _, text := range req.Rules {
+			rule, err := config.ParseRule(text)
+			if err != nil {
+				continue // the answer stands for this call
 			}
-			if err := persist(rule); err != nil {
-				s.emit(Event{Kind: EventBackground, Turn: t.ID, Text: fmt.Sprintf("could not save the rule %s: %v (allowed for this session only)", rule, err)})
+			if s.opts.Permissions != nil {
+				s.opts.Permissions.AllowForSession(rule)
+			}
+			if ans == AllowProject {
+				persist := s.opts.PersistRule
+				if persist == nil {
+					persist = func(r config.Rule) error { return AllowForProject(s.opts.Workspace, r) }
+				}
+				if err := persist(rule); err != nil {
+					s.emit(Event{Kind: EventBackground, Turn: t.ID, Text: fmt.Sprintf("could not save the rule %s: %v (allowed for this session only)", rule, err)})
+				}
 			}
 		}
 		v.Decision = Allow

@@ -10,7 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"agent/agent/hooks"
 	"agent/agent/tools"
+	"agent/config"
 	"agent/providers/chatcompat"
 )
 
@@ -41,7 +43,10 @@ func (m *cannedModel) Do(req *http.Request) (*http.Response, error) {
 		Body: io.NopCloser(strings.NewReader(body)), Request: req}, nil
 }
 
-func benchTurns(b *testing.B, withTools, framing bool) {
+func benchTurns(b *testing.B, withTools, framing bool) { benchTurnsHooks(b, withTools, framing, nil) }
+
+// benchTurnsHooks is benchTurns with the given hooks.
+func benchTurnsHooks(b *testing.B, withTools, framing bool, hs []config.HookHandler) {
 	ws := b.TempDir()
 	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("some notes\n"), 0o600)
 	p, err := chatcompat.NewLocalProvider(chatcompat.LocalOptions{DefaultModel: "m", Executor: &cannedModel{tools: withTools}})
@@ -51,6 +56,12 @@ func benchTurns(b *testing.B, withTools, framing bool) {
 	so := SessionOptions{Provider: p, SystemPrompt: "You are a test assistant.", Workspace: ws,
 		Tools:       tools.Builtin(tools.Options{Workspace: ws}),
 		Permissions: NewChecker(CheckerOptions{Workspace: ws})}
+	if hs != nil {
+		for i := range hs {
+			hs[i].Type, hs[i].File, hs[i].Scope = "command", "/u/.agent/settings.json", config.User
+		}
+		so.Hooks = hooks.New(&config.Settings{Hooks: hs}, hooks.Options{Workspace: ws, Home: b.TempDir()})
+	}
 	if framing {
 		// What a workspace session sends first: the static prompt, the
 		// environment block, the context message with an instruction file.
@@ -93,3 +104,16 @@ func BenchmarkTurnTextFramed(b *testing.B) { benchTurns(b, false, true) }
 // BenchmarkTurnWithTool: one turn with two model calls and a Read in
 // between (schema validation, permission check, the tool, its result).
 func BenchmarkTurnWithTool(b *testing.B) { benchTurns(b, true, false) }
+
+// BenchmarkTurnWithToolNoHooks: BenchmarkTurnWithTool with a hooks Set
+// that has no handlers (docs/performance.md: no added cost).
+func BenchmarkTurnWithToolNoHooks(b *testing.B) {
+	benchTurnsHooks(b, true, false, []config.HookHandler{})
+}
+
+// BenchmarkTurnWithToolNoopHook: a PreToolUse handler that matches every
+// call and does nothing ("true"): what one hook process adds to a tool
+// call (docs/performance.md: under 5 ms).
+func BenchmarkTurnWithToolNoopHook(b *testing.B) {
+	benchTurnsHooks(b, true, false, []config.HookHandler{{Event: "PreToolUse", Command: "true"}})
+}

@@ -12,13 +12,27 @@ import (
 	"sync"
 	"time"
 
+	"agent/agent/extend"
+	"agent/agent/hooks"
 	"agent/agent/tools"
 	"agent/config"
 	"agent/internal/netguard"
 	"agent/internal/quote"
 	"agent/mcp"
 	"agent/mcp/oauth"
+	"agent/providers"
 )
+
+// startSource is the SessionStart source of a start.
+func startSource(opts StartOptions) string {
+	switch {
+	case opts.Source != "":
+		return opts.Source
+	case opts.Resume != "":
+		return "resume"
+	}
+	return "startup"
+}
 
 // promptChoice is what replaces the static system prompt and what is
 // appended to it: --system-prompt, else the systemPrompt setting; then
@@ -104,9 +118,20 @@ type StartOptions struct {
 	// SandboxMode overrides the settings' sandbox mode for this run
 	// (--sandbox; docs/sandbox.md, "Modes"); "": the settings'.
 	SandboxMode string
+	// Agents are subagent definitions for this session only (--agents),
+	// beside those of the folders.
+	Agents []*extend.Agent
+	// Source is why the session starts, for the SessionStart hooks:
+	// "clear" for the new conversation of /clear; "" is "resume" with
+	// Resume set, else "startup".
+	Source string
 	// SignInUI carries /mcp login's conversation (the URL, the browser
 	// question, the masked paste); nil: /mcp login is refused.
 	SignInUI oauth.UI
+	// Elicitor asks the user the questions of MCP servers (elicitation);
+	// nil declines them, as a headless session must
+	// (docs/reference/mcp.md, "Elicitation").
+	Elicitor Elicitor
 
 	// Overrides replace parts the runtime otherwise builds itself. Front
 	// ends leave them zero; tests and special deployments set them.
@@ -154,11 +179,22 @@ type WorkspaceSession struct {
 	Instructions *Instructions
 	// MCP holds the session's MCP connections and the /mcp commands.
 	MCP *mcp.Manager
+	// Hooks are the settings' hooks with their approval states (/hooks).
+	Hooks *hooks.Set
+	// EndReason is told to the SessionEnd hooks at Close: "clear",
+	// "logout", "prompt_input_exit"; "" is "other".
+	EndReason string
 	// Tasks are the session's background tasks (MCP calls handed off
 	// after mcp.autoBackgroundMs).
 	Tasks *Tasks
 
 	transcript *Transcript
+	agents     *agentTool
+	// Catalog holds the subagent definitions, custom commands and skills
+	// of the workspace and the user (docs/reference/runtime.md,
+	// "Subagents, commands and skills").
+	Catalog    *extend.Catalog
+	debug      *debugLog
 	httpClient *http.Client // the providers' (nil: the default client)
 	asking     sync.Mutex   // one question to a local server at a time
 	mcpTools   *mcpTools
@@ -281,11 +317,39 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 		}
 		ss.transcript.Store(c.transcript)
 	}
+	c.Hooks = startHooks(s, ws, home, opts)
+	if opts.Overrides.NoTranscript {
+		c.debug = newDebugLog("", id)
+	} else {
+		c.debug = newDebugLog(home, id)
+	}
 	c.Instructions = newInstructions(ctx, instructionOptions{
 		workspace: ws, home: home, trusted: trusted, maxBytes: s.Prompt.InstructionsMaxBytes,
 		replace: replace, append: appendText, model: choice.Model, mode: mode, notice: opts.Notice,
 		sandboxMode: ss.state.Mode,
 	})
+	c.Catalog = extend.Discover(extend.Options{Workspace: ws, Home: home, Trusted: trusted})
+	for _, a := range opts.Agents {
+		// A definition of --agents wins over the folders' of its name.
+		for _, prev := range c.Catalog.Agents {
+			if prev.Name == a.Name && prev.Shadowed == "" {
+				prev.Shadowed = "--agents"
+			}
+		}
+		c.Catalog.Agents = append(c.Catalog.Agents, a)
+	}
+	if opts.Notice != nil {
+		for _, p := range catalogProblems(c.Catalog) {
+			opts.Notice(p)
+		}
+	}
+	c.Instructions.skills = skillsSection(c.Catalog)
+	c.agents = &agentTool{c: c, catalog: c.Catalog, sem: make(chan struct{}, maxChildren)}
+	builtinTools := append(tools.Builtin(tools.Options{Workspace: ws, Home: home, Network: netguard.Policy{Allowed: s.AllowedNetworks},
+		Env: ss.env(), Sandbox: ss.bash()}), c.agents)
+	if skills := usableSkills(c.Catalog); len(skills) > 0 {
+		builtinTools = append(builtinTools, &skillTool{c: c})
+	}
 	so := SessionOptions{
 		ID: id, Provider: prov, ProviderID: choice.ProviderID, Model: choice.Model,
 		Framing: c.Instructions.framing(), Attach: c.Instructions.attach,
@@ -296,13 +360,20 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 			Reload:              func() { c.Instructions.Reload() },
 			SummaryInstructions: c.Instructions.CompactInstructions,
 		},
-		Tools: tools.Builtin(tools.Options{Workspace: ws, Home: home, Network: netguard.Policy{Allowed: s.AllowedNetworks},
-			Env: ss.env(), Sandbox: ss.bash()}),
+		Tools:       builtinTools,
 		Permissions: checker, Prompter: ss.prompter(opts.Prompter),
+		Hooks: c.Hooks, Guard: c.guard, StartSource: startSource(opts),
 		Workspace: ws, Transcript: c.transcript, TurnsBefore: turns,
+		TodoWrite: true,
+		Expand: func(ctx context.Context, prompt string) []providers.Part {
+			if c.MCP == nil {
+				return nil
+			}
+			return c.expandMentions(ctx, prompt)
+		},
 	}
 	if c.Resumed != nil {
-		so.History = c.Resumed.History
+		so.History, so.Resumed = c.Resumed.History, c.Resumed
 	}
 	c.Session, err = NewSession(so)
 	if err != nil {
@@ -352,6 +423,7 @@ func (c *WorkspaceSession) startMCP(ctx context.Context, opts StartOptions) {
 	if oauthT == nil {
 		oauthT = c.oauthTransport
 	}
+	ask := (&elicitation{asker: opts.Elicitor, notice: notice, one: make(chan struct{}, 1)}).elicit
 	c.MCP = mcp.NewManager(mcp.ManagerOptions{
 		Settings: s, Workspace: c.Workspace,
 		ApprovalStore: opts.MCPApprovalStore, StdioAuthorities: opts.MCPStdioAuthorities,
@@ -361,12 +433,21 @@ func (c *WorkspaceSession) startMCP(ctx context.Context, opts StartOptions) {
 		Helpers: mcp.HelperOptions{Allowed: s.HeaderHelpers, Dir: c.Workspace, Sandbox: c.sandbox.mcpSandbox()},
 		Sandbox: c.sandbox.mcpSandbox(),
 		OnChange: func() {
-			c.Session.SetTools("mcp", mt.list())
+			// A running turn keeps the tools it started with
+			// (docs/reference/mcp.md, "Lists that change").
+			c.Session.SetToolsBetweenTurns("mcp", mt.list())
+			var res []tools.Tool
+			if len(c.MCP.ResourceServers()) > 0 {
+				res = []tools.Tool{listResourcesTool{c.MCP}, readResourceTool{c.MCP}}
+			}
+			c.Session.SetToolsBetweenTurns("mcp-resources", res)
 			c.Instructions.setMCP(c.MCP.ServerInstructions())
 		},
 		OnDiagnostic: notice,
+		Elicit:       ask,
+		OnLog:        c.logMCP,
 	})
-	mt.m = c.MCP
+	mt.m, mt.elicit = c.MCP, ask
 	if len(s.Servers) > 0 {
 		c.Session.SetTools("mcp-status", []tools.Tool{mcpStatusTool{c.MCP}})
 	}
@@ -394,7 +475,11 @@ func (c *WorkspaceSession) oauthTransport(d *config.ServerDef, base http.RoundTr
 // transcript; idempotent.
 func (c *WorkspaceSession) Close() error {
 	if c.Session != nil {
-		c.Session.Close()
+		reason := c.EndReason
+		if reason == "" {
+			reason = "other"
+		}
+		c.Session.closeWithReason(reason)
 	}
 	if c.stopLife != nil {
 		c.stopLife()
@@ -408,5 +493,5 @@ func (c *WorkspaceSession) Close() error {
 	if c.transcript != nil {
 		err = errors.Join(err, c.transcript.Close())
 	}
-	return err
+	return errors.Join(err, c.debug.Close())
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"agent/agent/compact"
+	"agent/agent/tools"
 	"agent/config"
 	"agent/internal/quote"
 	"agent/internal/securefile"
@@ -31,6 +32,11 @@ import (
 //	{"type":"turn", "turn", "status", "stopReason", "error", "usage"}
 //	{"type":"compact", "trigger", "tokensBefore", "tokensAfter", "durationMs", "turns", "usage", "messages":[...]}
 //	{"type":"clear", "trigger", "tokensBefore", "tokensAfter", "durationMs", "ids":[...]}
+//	{"type":"todos", "todos":[...]}
+//	{"type":"checkpoint", "turn", "time", "prompt"}
+//	{"type":"file", "turn", "path", "before", "existed", "notSaved", "after", "added", "removed"}
+//	{"type":"restore", "checkpoint", "files":{...}}
+//	{"type":"usage", "turn", "agent", "provider", "model", "usage"}
 //
 // A message is written as soon as it is complete, so a crash loses at most
 // the message being streamed.
@@ -50,6 +56,11 @@ type Header struct {
 	Workspace string    `json:"workspace"`
 	Provider  string    `json:"provider,omitempty"`
 	Model     string    `json:"model,omitempty"`
+	// ForkedFrom and ForkedAt name the session and checkpoint a rewound
+	// conversation was forked from (docs/reference/runtime.md,
+	// "Checkpoints and /rewind").
+	ForkedFrom string `json:"forkedFrom,omitempty"`
+	ForkedAt   int    `json:"forkedAt,omitempty"`
 }
 
 type partRecord struct {
@@ -80,6 +91,9 @@ type record struct {
 	StopReason  string       `json:"stopReason,omitempty"`
 	Error       string       `json:"error,omitempty"`
 	IDs         []string     `json:"ids,omitempty"` // a "clear" record's calls
+	// A turn's record: the provider and model it ran with (/cost).
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
 }
 
 // usageRecord is a model call's usage (an answer's record) or a turn's
@@ -91,6 +105,10 @@ type usageRecord struct {
 	CacheRead  int `json:"cacheRead,omitempty"`
 	CacheWrite int `json:"cacheWrite,omitempty"`
 	Reasoning  int `json:"reasoning,omitempty"`
+}
+
+func (u *usageRecord) usage() providers.Usage {
+	return providers.Usage{InputTokens: u.Input, OutputTokens: u.Output, CacheReadTokens: u.CacheRead, CacheWriteTokens: u.CacheWrite, ReasoningTokens: u.Reasoning}
 }
 
 func newUsageRecord(u providers.Usage) *usageRecord {
@@ -159,13 +177,19 @@ func TranscriptPath(home, id string) string {
 
 // CreateTranscript starts a new transcript; it never overwrites one.
 func CreateTranscript(home string, h Header) (*Transcript, error) {
+	return CreateTranscriptIn(SessionsDir(home), h)
+}
+
+// CreateTranscriptIn starts a new transcript in dir (a subagent's, beside
+// its parent's).
+func CreateTranscriptIn(dir string, h Header) (*Transcript, error) {
 	if strings.ContainsAny(h.ID, "/\\\x00") || h.ID == "" || h.ID[0] == '.' {
 		return nil, fmt.Errorf("invalid session id %q", quote.V(h.ID))
 	}
-	if err := securefile.EnsureDir(SessionsDir(home)); err != nil {
+	if err := securefile.EnsureDir(dir); err != nil {
 		return nil, err
 	}
-	path := TranscriptPath(home, h.ID)
+	path := filepath.Join(dir, h.ID+".jsonl")
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("creating transcript: %w", err)
@@ -273,10 +297,13 @@ func (s *Session) recordEnd(t *Turn, res TurnResult) {
 	if s.opts.Transcript == nil {
 		return
 	}
-	r := record{Type: "turn", Turn: t.ID, Status: string(res.Status), StopReason: res.StopReason, Usage: newUsageRecord(res.Usage)}
+	provider, model := s.Model()
+	r := record{Type: "turn", Turn: t.ID, Status: string(res.Status), StopReason: res.StopReason, Usage: newUsageRecord(res.Usage),
+		Provider: provider, Model: model}
 	if res.Err != nil {
 		r.Error = res.Err.Error()
 	}
+	s.addCost(TurnCost{Turn: t.ID, Provider: provider, Model: model, Usage: res.Usage})
 	s.opts.Transcript.write(r)
 	s.opts.Transcript.mu.Lock()
 	if s.opts.Transcript.f != nil {
@@ -298,6 +325,10 @@ type Loaded struct {
 	Boundary *Boundary
 	// Notes say what reading passed over (a damaged compaction record).
 	Notes []string
+	// Todos is the todo list as last recorded.
+	Todos []tools.Todo
+
+	daily dailyLoaded // checkpoints and usage (daily.go)
 }
 
 // LoadedMessage is one message with where it came from.
@@ -324,6 +355,7 @@ func readTranscript(r io.Reader, path string, start *boundaryStart) (*Loaded, er
 		}
 		l.Messages = append(l.Messages, start.history...)
 		l.Turns = start.turns
+		l.startDaily(start.daily)
 		line = 1 // the header is read; lines count from the boundary on
 	}
 	for sc.Scan() {
@@ -357,8 +389,13 @@ func readTranscript(r io.Reader, path string, start *boundaryStart) (*Loaded, er
 			l.Messages = append(l.Messages, LoadedMessage{Turn: rec.Turn, Message: providers.Message{Role: providers.Role(rec.Role), Content: parts}, From: rec.From, ClaimedName: rec.ClaimedName})
 		case "turn":
 			status[rec.Turn] = Status(rec.Status)
+			if u := rec.Usage; u != nil {
+				l.daily.costs.add(TurnCost{Turn: rec.Turn, Provider: rec.Provider, Model: rec.Model, Usage: u.usage()})
+			}
 		case "clear":
 			clearLoaded(l.Messages, rec.IDs)
+		default:
+			l.readDaily(rec.Type, sc.Bytes())
 		}
 	}
 	if err := sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) {

@@ -25,6 +25,9 @@ type ContextSettings struct {
 	// Models are the models entries by model id; each entry is whole
 	// from the file of highest precedence that sets it validly.
 	Models map[string]ModelLimits
+	// Prices are the modelPrices entries by model id (prices.go), whole
+	// from the file of highest precedence that sets them validly.
+	Prices map[string]ModelPrice
 }
 
 // maxTokenCount bounds a token count in settings: far above any window.
@@ -52,24 +55,33 @@ func (l *loader) autoCompactAt(f File, p strictjson.Path, v *strictjson.Value) {
 	l.s.Context.AutoCompactAt = x
 }
 
-func (l *loader) models(f File, p strictjson.Path, v *strictjson.Value) {
+// modelEntries calls entry with each member of an object keyed by model
+// id (models, modelPrices) that passes the checks both keys share: the
+// value is an object, the id is not empty, each entry is an object.
+// shape is what an entry looks like, for the diagnostics.
+func (l *loader) modelEntries(f File, p strictjson.Path, v *strictjson.Value, shape string, entry func(id string, mp strictjson.Path, members []strictjson.Member)) {
 	if v.Kind != strictjson.Object {
-		l.diag(f.Path, p, "expected an object {\"MODEL\": {\"contextWindow\": N, \"maxOutputTokens\": N}}, found %s; ignored", v.Kind)
+		l.diag(f.Path, p, "expected an object {\"MODEL\": %s}, found %s; ignored", shape, v.Kind)
 		return
 	}
 	for _, m := range v.Members {
 		mp := p.Key(m.Key)
-		if m.Key == "" {
+		switch {
+		case m.Key == "":
 			l.diag(f.Path, mp, "an empty model id; ignored")
-			continue
+		case m.Value.Kind != strictjson.Object:
+			l.diag(f.Path, mp, "expected an object %s, found %s; ignored", shape, m.Value.Kind)
+		default:
+			entry(m.Key, mp, m.Value.Members)
 		}
-		if m.Value.Kind != strictjson.Object {
-			l.diag(f.Path, mp, "expected an object {\"contextWindow\": N, \"maxOutputTokens\": N}, found %s; ignored", m.Value.Kind)
-			continue
-		}
+	}
+}
+
+func (l *loader) models(f File, p strictjson.Path, v *strictjson.Value) {
+	l.modelEntries(f, p, v, `{"contextWindow": N, "maxOutputTokens": N}`, func(id string, mp strictjson.Path, members []strictjson.Member) {
 		var ml ModelLimits
 		ok := true
-		for _, k := range m.Value.Members {
+		for _, k := range members {
 			kp := mp.Key(k.Key)
 			var dst *int
 			switch k.Key {
@@ -95,11 +107,11 @@ func (l *loader) models(f File, p strictjson.Path, v *strictjson.Value) {
 			ok = false
 		}
 		if !ok {
-			continue
+			return
 		}
 		if l.s.Context.Models == nil {
 			l.s.Context.Models = map[string]ModelLimits{}
 		}
-		l.s.Context.Models[m.Key] = ml
-	}
+		l.s.Context.Models[id] = ml
+	})
 }

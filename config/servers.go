@@ -158,7 +158,7 @@ func parseServer(name string, f File, p strictjson.Path, v *strictjson.Value, op
 	expand := func(kp strictjson.Path, raw string) Template {
 		e := Expand(raw, lookup)
 		for _, n := range e.Unset {
-			d.notes = append(d.notes, pathMsg{kp, fmt.Sprintf("${%s} is not set and has no default; left as literal text", n)})
+			d.notes = append(d.notes, pathMsg{kp, fmt.Sprintf("${%s} is not set and has no default; left as literal text", quote.Cut(n))})
 		}
 		for _, s := range e.Invalid {
 			d.notes = append(d.notes, pathMsg{kp, fmt.Sprintf("%q is not a template (${NAME} or ${NAME:-default}); left as literal text", quote.V(s))})

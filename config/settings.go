@@ -137,7 +137,12 @@ type Settings struct {
 	Prompt          PromptSettings  // systemPrompt, appendSystemPrompt, instructions (prompt.go)
 	Context         ContextSettings // autoCompact, autoCompactAt, models (context.go)
 	Sandbox         SandboxSettings // the sandbox keys (sandbox.go)
-	Diagnostics     []Diagnostic
+	// Hooks are the handlers of every file that applies, in file order
+	// (hooks.go); HooksDisabled the scopes whose files set
+	// disableAllHooks: true.
+	Hooks         []HookHandler
+	HooksDisabled []Scope
+	Diagnostics   []Diagnostic
 }
 
 // ServerNames returns the server names, sorted.
@@ -294,6 +299,12 @@ func (l *loader) file(f File, root *strictjson.Value) {
 			l.models(f, p, m.Value)
 		case "sandbox":
 			l.sandboxKeys(f, p, m.Value)
+		case "modelPrices":
+			l.modelPrices(f, p, m.Value)
+		case "hooks":
+			l.hooks(f, p, m.Value)
+		case "disableAllHooks":
+			l.disableAllHooks(f, p, m.Value)
 		}
 		// Other top-level keys belong to other tools sharing these files
 		// (the .compat files): they are left alone.

@@ -586,6 +586,9 @@ func FuzzLoad(f *testing.F) {
 		`{"providers":{"local":{"baseURL":"$ENV:X"}},"defaultModel":{"provider":"local","model":"m"}}`,
 		`{"mcpServers":{"h":{"type":"http","url":"https://x","oauth":{"clientId":"a","callbackPort":1}}}}`,
 		`{"mcpAllowedNetworks":["10.0.0.0/8"],"mcpHeaderHelpers":[{"command":"/x","args":[]}]}`,
+		`{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"x","timeout":5,"args":["a"],"failClosed":true}]}]},"disableAllHooks":false}`,
+		`{"autoCompact":false,"autoCompactAt":0.7,"models":{"m":{"contextWindow":1000,"maxOutputTokens":10}}}`,
+		`{"modelPrices":{"m":{"input":3,"output":15,"cacheRead":0.3},"n":{"input":-1}}}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -157,7 +157,7 @@ func ParseGrant(data []byte) (Grant, error) {
 		case "rate":
 			g.Rate = p.rates(path, v)
 		default:
-			p.add(string(strictjson.Root.Key(shorten(m.Key))), v, "unknown field (allowed: "+strings.Join(grantFields, ", ")+")")
+			p.add(string(strictjson.Root.Key(m.Key)), v, "unknown field (allowed: "+strings.Join(grantFields, ", ")+")")
 		}
 	}
 	for _, name := range []string{"grantId", "issuer", "resource", "scopes"} {
@@ -204,19 +204,6 @@ func syntaxProblem(err error) error {
 		return &GrantError{Field: "$", Line: se.Line, Col: se.Col, Msg: msg}
 	}
 	return &GrantError{Field: "$", Msg: "not valid JSON"}
-}
-
-// shorten keeps an unknown key's name short in messages.
-func shorten(k string) string {
-	if len(k) <= 64 {
-		return k
-	}
-	for i := 64; i > 0; i-- {
-		if utf8.RuneStart(k[i]) {
-			return k[:i] + "..."
-		}
-	}
-	return "..."
 }
 
 type problems []error
@@ -326,7 +313,7 @@ func (p *problems) rates(path string, v *strictjson.Value) []Rate {
 		}
 		var r Rate
 		for _, m := range it.Members {
-			mp := ip + string(strictjson.Path("").Key(shorten(m.Key)))
+			mp := ip + string(strictjson.Path("").Key(m.Key))
 			switch m.Key {
 			case "windowMs":
 				n, ok := m.Value.Int()

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,51 +159,121 @@ func mcpRunScenario(t *testing.T, p mcpPeers, suiteJS, bin, scenario, specVersio
 	return failed
 }
 
-func TestMCPConformanceClientScenarios(t *testing.T) {
-	p := mcpNeedPeers(t)
-	bin := mcpBuildConformanceClient(t)
+// mcpSuite is one pinned version of the conformance suite.
+type mcpSuite struct {
+	name string // "0.1.16" or "next" (0.2.0-alpha.12), as expected-failures.txt names it
+	js   string // its entry point
+}
+
+// mcpSuites returns both suites (the prerelease only when installed,
+// except under CI=true).
+func mcpSuites(t *testing.T, p mcpPeers) []mcpSuite {
+	t.Helper()
+	suites := []mcpSuite{{"0.1.16", p.path("@modelcontextprotocol/conformance/dist/index.js")}}
+	var pkg struct {
+		Bin map[string]string `json:"bin"`
+	}
+	data, err := os.ReadFile(p.path("conformance-next/package.json"))
+	if err == nil && json.Unmarshal(data, &pkg) == nil && pkg.Bin["conformance"] != "" {
+		suites = append(suites, mcpSuite{"next", p.path("conformance-next/" + pkg.Bin["conformance"])})
+	} else if os.Getenv("CI") == "true" {
+		t.Fatalf("conformance-next missing under CI=true: %v", err)
+	}
+	return suites
+}
+
+// mcpRun is one run of a client scenario, at the suite's default
+// revision (spec "") or at spec.
+type mcpRun struct {
+	suite          mcpSuite
+	scenario, spec string
+}
+
+// name is the subtest's name: SUITE/SCENARIO[@SPEC].
+func (r mcpRun) name() string {
+	n := r.suite.name + "/" + r.scenario
+	if r.spec != "" {
+		n += "@" + r.spec
+	}
+	return n
+}
+
+// key is the run's line in expected-failures.txt: SUITE SCENARIO[@SPEC].
+func (r mcpRun) key() string {
+	k := r.suite.name + " " + r.scenario
+	if r.spec != "" {
+		k += "@" + r.spec
+	}
+	return k
+}
+
+// mcpStateless is the revision the suites run only when asked for it.
+const mcpStateless = "2026-07-28"
+
+// mcpClientRuns lists every client scenario of every suite, as the suite's
+// own `list` names them, the authorization ones (auth/*) or the others:
+// a scenario of a dated revision runs at the suite's default revision, and
+// once more at 2026-07-28 when it names that one. Scenarios of no revision
+// ("draft", "extension") are not run (interop/README.md).
+func mcpClientRuns(t *testing.T, p mcpPeers, auth bool) []mcpRun {
+	t.Helper()
+	var runs []mcpRun
+	for _, su := range mcpSuites(t, p) {
+		cmd := exec.Command(p.node, su.js, "list")
+		cmd.Env = p.env()
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s list: %v", su.name, err)
+		}
+		inClient := false
+		for line := range strings.SplitSeq(string(out), "\n") {
+			if !strings.HasPrefix(line, " ") {
+				inClient = strings.HasPrefix(line, "Client scenarios")
+				continue
+			}
+			name, versions, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "- "), " ")
+			if !inClient || !ok || strings.HasPrefix(name, "auth/") != auth {
+				continue
+			}
+			dated, stateless := false, false
+			for v := range strings.SplitSeq(strings.Trim(versions, "[]"), ",") {
+				switch {
+				case v == mcpStateless:
+					stateless = true
+				case len(v) == len("2025-11-25") && v[4] == '-':
+					dated = true
+				}
+			}
+			if dated {
+				runs = append(runs, mcpRun{su, name, ""})
+			}
+			if stateless {
+				runs = append(runs, mcpRun{su, name, mcpStateless})
+			}
+		}
+	}
+	if len(runs) == 0 {
+		t.Fatal("the suites list no client scenarios")
+	}
+	return runs
+}
+
+// mcpRunAll runs each of runs against bin and judges it by
+// expected-failures.txt: a failure must be listed, a listed run must still
+// fail, and every listed run of this kind must be among runs.
+func mcpRunAll(t *testing.T, p mcpPeers, bin string, runs []mcpRun, auth bool) {
 	expected := mcpExpectedFailures(t)
-	var nextJS string
-	{
-		var pkg struct {
-			Bin map[string]string `json:"bin"`
-		}
-		data, err := os.ReadFile(p.path("conformance-next/package.json"))
-		if err == nil && json.Unmarshal(data, &pkg) == nil && pkg.Bin["conformance"] != "" {
-			nextJS = p.path("conformance-next/" + pkg.Bin["conformance"])
-		} else if os.Getenv("CI") == "true" {
-			t.Fatalf("conformance-next missing under CI=true: %v", err)
-		}
-	}
-	type run struct{ suite, js, scenario, spec string }
-	runs := []run{
-		{"0.1.16", p.path("@modelcontextprotocol/conformance/dist/index.js"), "initialize", ""},
-		{"0.1.16", p.path("@modelcontextprotocol/conformance/dist/index.js"), "tools_call", ""},
-		{"0.1.16", p.path("@modelcontextprotocol/conformance/dist/index.js"), "sse-retry", ""},
-	}
-	if nextJS != "" {
-		runs = append(runs,
-			run{"next", nextJS, "initialize", ""},
-			run{"next", nextJS, "tools_call", ""},
-			run{"next", nextJS, "sse-retry", ""},
-			// The stateless revision: the suite's server speaks only
-			// 2026-07-28 and checks the per-request metadata.
-			run{"next", nextJS, "tools_call", "2026-07-28"},
-		)
-	}
+	seen := map[string]bool{}
 	for _, r := range runs {
-		name := r.suite + "/" + r.scenario
-		if r.spec != "" {
-			name += "@" + r.spec
-		}
-		t.Run(name, func(t *testing.T) {
-			failed := mcpRunScenario(t, p, r.js, bin, r.scenario, r.spec)
-			reason, known := expected[r.suite+" "+r.scenario]
+		seen[r.key()] = true
+		t.Run(r.name(), func(t *testing.T) {
+			failed := mcpRunScenario(t, p, r.suite.js, bin, r.scenario, r.spec)
+			reason, known := expected[r.key()]
 			switch {
 			case known && len(failed) == 0:
-				t.Errorf("%s now passes: remove it from interop/expected-failures.txt", name)
+				t.Errorf("%s now passes: remove it from interop/expected-failures.txt", r.key())
 			case known:
-				t.Logf("expected failure (%s): %s", reason, failed[0].Name)
+				t.Logf("expected failure (%s): %s", reason, failed[0].ID)
 			default:
 				for _, c := range failed {
 					t.Errorf("%s: %s %s", c.ID, c.Name, c.ErrorMessage)
@@ -212,6 +281,19 @@ func TestMCPConformanceClientScenarios(t *testing.T) {
 			}
 		})
 	}
+	for key := range expected {
+		_, scenario, _ := strings.Cut(key, " ")
+		if strings.HasPrefix(scenario, "auth/") == auth && !seen[key] {
+			t.Errorf("interop/expected-failures.txt lists %q, which no suite runs", key)
+		}
+	}
+}
+
+// TestMCPConformanceClientScenarios runs every client scenario of both
+// suites but the authorization ones against conformance-client.
+func TestMCPConformanceClientScenarios(t *testing.T) {
+	p := mcpNeedPeers(t)
+	mcpRunAll(t, p, mcpBuildConformanceClient(t), mcpClientRuns(t, p, false), false)
 }
 
 // mcpCheckEverything lists and calls tools of server-everything.
@@ -320,40 +402,7 @@ func TestMCPServerEverythingStdio(t *testing.T) {
 func TestMCPServerEverythingHTTP(t *testing.T) {
 	p := mcpNeedPeers(t)
 	js := mcpEverythingJS(t, p)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(p.node, js, "streamableHttp")
-	cmd.Env = p.env("PORT=" + strconv.Itoa(port))
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	listening := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		once := sync.Once{}
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "listening on port") {
-				once.Do(func() { close(listening) })
-			}
-		}
-	}()
-	select {
-	case <-listening:
-	case <-time.After(30 * time.Second):
-		t.Fatal("server-everything did not start listening")
-	}
+	port := everythingHTTP(t, p, js)
 	tr, err := mcp.NewHTTPTransport(mcp.HTTPOptions{URL: "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"})
 	if err != nil {
 		t.Fatal(err)

@@ -404,38 +404,12 @@ func buildAuthClient(t *testing.T) string {
 	return authBin.path
 }
 
-// TestMCPConformanceAuthScenarios runs the conformance suite's client
-// authorization scenarios (0.1.16: revisions 2025-06-18 and 2025-11-25,
-// and the 2025-03-26 compatibility scenarios) against
-// conformance-auth-client, which signs in through mcp/oauth. A scenario
-// listed in expected-failures.txt must fail, with its reason there.
+// TestMCPConformanceAuthScenarios runs every client authorization
+// scenario (auth/*) of both suites (the 2025 revisions, the 2025-03-26
+// compatibility scenarios and, in the prerelease, 2026-07-28) against
+// conformance-auth-client, which signs in through mcp/oauth. A run listed
+// in expected-failures.txt must fail, with its reason there.
 func TestMCPConformanceAuthScenarios(t *testing.T) {
 	p := mcpNeedPeers(t)
-	bin := buildAuthClient(t)
-	expected := mcpExpectedFailures(t)
-	js := p.path("@modelcontextprotocol/conformance/dist/index.js")
-	for _, scenario := range []string{
-		"auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
-		"auth/basic-cimd",
-		"auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported", "auth/scope-omitted-when-undefined",
-		"auth/scope-step-up", "auth/scope-retry-limit",
-		"auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none",
-		"auth/pre-registration",
-		"auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback",
-	} {
-		t.Run(scenario, func(t *testing.T) {
-			failed := mcpRunScenario(t, p, js, bin, scenario, "")
-			reason, known := expected["0.1.16 "+scenario]
-			switch {
-			case known && len(failed) == 0:
-				t.Errorf("%s now passes: remove it from interop/expected-failures.txt", scenario)
-			case known:
-				t.Logf("expected failure (%s): %s", reason, failed[0].Name)
-			default:
-				for _, c := range failed {
-					t.Errorf("%s: %s %s", c.ID, c.Name, c.ErrorMessage)
-				}
-			}
-		})
-	}
+	mcpRunAll(t, p, buildAuthClient(t), mcpClientRuns(t, p, true), true)
 }

@@ -315,11 +315,16 @@ func TestServeConformance(t *testing.T) {
 	next := p.path("conformance-next/dist/index.js")
 	type run struct{ suite, js, scenario, spec string }
 	var runs []run
-	for _, sc := range []string{"server-initialize", "ping", "tools-list", "dns-rebinding-protection", "logging-set-level"} {
+	for _, sc := range []string{"server-initialize", "ping", "tools-list", "dns-rebinding-protection", "logging-set-level", "server-sse-polling", "server-sse-multiple-streams"} {
 		runs = append(runs, run{"0.1.16", stable, sc, "2025-11-25"})
 	}
 	for _, sc := range []string{"tools-list", "dns-rebinding-protection", "http-header-validation", "server-stateless", "caching"} {
 		runs = append(runs, run{"next", next, sc, "2026-07-28"})
+	}
+	// The resumable streams (docs/reference/mcp.md, "Resumable streams")
+	// in the prerelease too.
+	for _, sc := range []string{"server-sse-polling", "server-sse-multiple-streams", "server-session-lifecycle"} {
+		runs = append(runs, run{"next", next, sc, "2025-11-25"})
 	}
 	for _, r := range runs {
 		name := r.suite + " " + r.scenario + "@" + r.spec

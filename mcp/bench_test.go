@@ -36,15 +36,7 @@ func benchPipes(b *testing.B, versions []string, osPipe bool) {
 	var cr, sr io.ReadCloser
 	var cw, sw io.WriteCloser
 	if osPipe {
-		r1, w1, err := os.Pipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		r2, w2, err := os.Pipe()
-		if err != nil {
-			b.Fatal(err)
-		}
-		cr, sw, sr, cw = r1, w1, r2, w2
+		cr, sw, sr, cw = osPipes(b)
 	} else {
 		r1, w1 := io.Pipe()
 		r2, w2 := io.Pipe()
@@ -89,4 +81,18 @@ func BenchmarkCallToolHTTP(b *testing.B) {
 	b.Run("json/2026-07-28", func(b *testing.B) { benchHTTP(b, fakeConfig{}) })
 	b.Run("sse/2025-11-25", func(b *testing.B) { benchHTTP(b, fakeConfig{versions: legacyOnly, noGet: true, sse: true}) })
 	b.Run("sse/2026-07-28", func(b *testing.B) { benchHTTP(b, fakeConfig{sse: true}) })
+}
+
+// osPipes returns two os.Pipe pairs: what the client reads and the server
+// writes, then what the server reads and the client writes.
+func osPipes(b *testing.B) (cr, sw, sr, cw *os.File) {
+	r1, w1, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	r2, w2, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return r1, w1, r2, w2
 }

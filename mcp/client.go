@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"agent/internal/elicit"
 	"agent/internal/quote"
 	"agent/mcp/jsonrpc"
 )
@@ -36,6 +37,33 @@ type ClientOptions struct {
 	// server announced a change of its tools and the list was fetched
 	// again; tools is the new list (also returned by Tools from then on).
 	OnToolsChanged func(tools []Tool)
+	// OnResourcesChanged and OnPromptsChanged are called the same way
+	// after resources/list_changed (with the resources and templates
+	// fetched again) and prompts/list_changed.
+	OnResourcesChanged func(resources []Resource, templates []ResourceTemplate)
+	OnPromptsChanged   func(prompts []Prompt)
+	// ListChangedDelay is the least time between two refreshes of the
+	// lists after list_changed notifications: a refresh waits until the
+	// notifications pause for a tenth of it (or for twice it after the
+	// first), and fetches every list announced meanwhile once, so that a
+	// server that floods notifications costs at most one refresh per
+	// delay (docs/reference/mcp.md, "Lists that change"). 0 means 1 s.
+	ListChangedDelay time.Duration
+	// Roots are the roots offered to the server (roots/list); nil declares
+	// no roots capability.
+	Roots []Root
+	// Elicit answers the server's elicitation/create (form and URL mode,
+	// docs/reference/mcp.md, "Elicitation"); nil declares no elicitation
+	// capability. It runs on a goroutine of its own and may block until
+	// the user answers or ctx ends (the server cancelled, or the
+	// connection closed).
+	Elicit func(ctx context.Context, req elicit.Request) (elicit.Result, error)
+	// OnLog receives the server's notifications/message, on the
+	// connection's reading goroutine: it must return quickly.
+	OnLog func(LogMessage)
+	// OnElicitationComplete is told of notifications/elicitation/complete
+	// for a URL elicitation this client accepted; others are ignored.
+	OnElicitationComplete func(id string)
 	// OnDiagnostic receives problems that fail no call: refused messages,
 	// tool definitions left out, a failed background refresh. It may be
 	// called from several goroutines.
@@ -78,6 +106,10 @@ type Client struct {
 	progress   map[jsonrpc.ID]func(Progress)
 	nextToken  int64
 	listenID   jsonrpc.ID
+	dirty      listKind            // lists announced changed, not fetched yet
+	windowOpen time.Time           // the first announcement of those
+	lastNote   time.Time           // the latest one
+	urlElicits map[string]struct{} // accepted URL elicitations, for their completion
 
 	reinitMu  sync.Mutex
 	refresh   chan struct{}
@@ -115,6 +147,7 @@ func Connect(ctx context.Context, t Transport, opts ClientOptions) (*Client, err
 		versions:   slices.Clone(versions),
 		progress:   make(map[jsonrpc.ID]func(Progress)),
 		headerMaps: make(map[string][]paramHeader),
+		urlElicits: make(map[string]struct{}),
 		refresh:    make(chan struct{}, 1),
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
@@ -146,7 +179,7 @@ func Connect(ctx context.Context, t Transport, opts ClientOptions) (*Client, err
 	}
 	c.mu.Lock()
 	c.ready = true
-	listen := c.stateless && c.server.Capabilities.Tools != nil && c.server.Capabilities.Tools.ListChanged
+	listen := c.stateless && c.server.Capabilities.announces() != 0
 	c.mu.Unlock()
 	c.wg.Add(1)
 	go c.refresher()
@@ -345,7 +378,7 @@ func (c *Client) initialize(ctx context.Context, legacyVs []string) error {
 		ictx, cancel = context.WithTimeoutCause(ctx, c.opts.Timeout, errTimeoutCause)
 	}
 	defer cancel()
-	raw, err := c.conn.Call(ictx, "initialize", initializeParams{ProtocolVersion: legacyVs[0], ClientInfo: c.info})
+	raw, err := c.conn.Call(ictx, "initialize", initializeParams{ProtocolVersion: legacyVs[0], ClientInfo: c.info, Capabilities: c.capabilities()})
 	if err != nil {
 		if errors.Is(context.Cause(ictx), errTimeoutCause) && ctx.Err() == nil {
 			return fmt.Errorf("%w: initialize", ErrTimeout)
@@ -401,7 +434,8 @@ func (c *Client) reinitialize(ctx context.Context, gen int) error {
 	c.toolsValid = false
 	c.mu.Unlock()
 	if hadTools {
-		c.scheduleRefresh()
+		// The new session's lists may differ from the old one's.
+		c.listChanged(listTools | listResources | listPrompts)
 	}
 	return nil
 }
@@ -454,8 +488,10 @@ func (c *Client) state() callState {
 // metaParams are request params with a _meta the client fills in.
 type metaParams interface{ setMeta(*requestMeta) }
 
-func (p *listParams) setMeta(m *requestMeta)     { p.Meta = m }
-func (p *callToolParams) setMeta(m *requestMeta) { p.Meta = m }
+func (p *listParams) setMeta(m *requestMeta)      { p.Meta = m }
+func (p *callToolParams) setMeta(m *requestMeta)  { p.Meta = m }
+func (p *uriParams) setMeta(m *requestMeta)       { p.Meta = m }
+func (p *getPromptParams) setMeta(m *requestMeta) { p.Meta = m }
 
 // callOpts adjusts call.
 type callOpts struct {
@@ -583,11 +619,16 @@ func (c *Client) onCancel(id jsonrpc.ID, method string) {
 // handle answers the server's requests and takes its notifications.
 func (c *Client) handle(ctx context.Context, m *jsonrpc.Message) (any, error) {
 	if m.Kind() == jsonrpc.KindRequest {
-		if m.Method == "ping" {
+		switch m.Method {
+		case "ping":
 			return struct{}{}, nil // basic/utilities/ping: an empty result
+		case "roots/list":
+			return c.listRoots()
+		case "elicitation/create":
+			return c.elicit(ctx, m.Params)
+		case "sampling/createMessage":
+			return nil, errSamplingRefused
 		}
-		// The client declares no capabilities: no sampling, elicitation
-		// or roots.
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not supported by this client: " + m.Method}
 	}
 	switch m.Method {
@@ -600,6 +641,8 @@ func (c *Client) handle(ctx context.Context, m *jsonrpc.Message) (any, error) {
 		c.mu.Lock()
 		f := c.progress[p.ProgressToken]
 		c.mu.Unlock()
+		// A token this client never issued (or no longer waits for) is
+		// ignored.
 		if f != nil {
 			pr := Progress{Progress: p.Progress, Message: p.Message}
 			if p.Total != nil {
@@ -608,10 +651,15 @@ func (c *Client) handle(ctx context.Context, m *jsonrpc.Message) (any, error) {
 			f(pr)
 		}
 	case "notifications/tools/list_changed":
-		c.mu.Lock()
-		c.toolsValid = false
-		c.mu.Unlock()
-		c.scheduleRefresh()
+		c.listChanged(listTools)
+	case "notifications/resources/list_changed":
+		c.listChanged(listResources)
+	case "notifications/prompts/list_changed":
+		c.listChanged(listPrompts)
+	case "notifications/message":
+		c.logMessage(m.Params)
+	case "notifications/elicitation/complete":
+		c.elicitationComplete(m.Params)
 	case "notifications/cancelled":
 		// A stateless server tears down a subscriptions/listen stream
 		// this way (2026-07-28 patterns/subscriptions "Cancellation").
@@ -628,38 +676,8 @@ func (c *Client) handle(ctx context.Context, m *jsonrpc.Message) (any, error) {
 	return nil, nil
 }
 
-func (c *Client) scheduleRefresh() {
-	select {
-	case c.refresh <- struct{}{}:
-	default: // one is pending already; it will see the latest list
-	}
-}
-
-// refresher fetches the tool list again after list_changed notifications,
-// one refresh at a time however many notifications arrive.
-func (c *Client) refresher() {
-	defer c.wg.Done()
-	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case <-c.refresh:
-		}
-		tools, err := c.ListTools(c.ctx)
-		if err != nil {
-			if c.ctx.Err() == nil {
-				c.diag(fmt.Errorf("mcp: refreshing the tool list: %w", err))
-			}
-			continue
-		}
-		if c.opts.OnToolsChanged != nil {
-			c.opts.OnToolsChanged(tools)
-		}
-	}
-}
-
-// listen holds a subscriptions/listen stream open for tool list changes
-// (2026-07-28 patterns/subscriptions), reopening it with a backoff when it
+// listen holds a subscriptions/listen stream open for the list changes the
+// server announces (2026-07-28 patterns/subscriptions), reopening it with a backoff when it
 // ends, until the client closes or the server does not offer it.
 func (c *Client) listen() {
 	defer c.wg.Done()
@@ -667,7 +685,12 @@ func (c *Client) listen() {
 	for {
 		st := c.state()
 		var p listenParams
-		p.Notifications.ToolsListChanged = true
+		c.mu.Lock()
+		kinds := c.server.Capabilities.announces()
+		c.mu.Unlock()
+		p.Notifications.ToolsListChanged = kinds&listTools != 0
+		p.Notifications.ResourcesListChanged = kinds&listResources != 0
+		p.Notifications.PromptsListChanged = kinds&listPrompts != 0
 		p.Meta = c.modernMeta(st.version, nil)
 		m, err := jsonrpc.NewRequest(c.conn.NextID(), "subscriptions/listen", p)
 		if err != nil {

@@ -372,20 +372,6 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
-func TestServerRequests(t *testing.T) {
-	p := mustPipes(t, fakeConfig{versions: legacyOnly}, ClientOptions{})
-	ctx := context.Background()
-	res, err := p.srvConn.Call(ctx, "ping", nil)
-	if err != nil || string(res) != "{}" {
-		t.Fatalf("ping = %s, %v", res, err)
-	}
-	_, err = p.srvConn.Call(ctx, "sampling/createMessage", map[string]any{})
-	var pe *ProtocolError
-	if !errors.As(err, &pe) || pe.Code != jsonrpc.CodeMethodNotFound {
-		t.Fatalf("sampling: %v", err)
-	}
-}
-
 func TestServerGoesAway(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := mustPipes(t, fakeConfig{versions: legacyOnly}, ClientOptions{})

@@ -14,12 +14,6 @@ import (
 	"agent/internal/quote"
 )
 
-// Bounds on tools/list pagination against a server that never stops.
-const (
-	maxToolPages = 1000
-	maxTools     = 10000
-)
-
 // Tools returns the server's tools: the cached list while it is current
 // (no list_changed since it was fetched), else a fresh one from ListTools.
 func (c *Client) Tools(ctx context.Context) ([]Tool, error) {
@@ -41,49 +35,20 @@ func (c *Client) Tools(ctx context.Context) ([]Tool, error) {
 func (c *Client) ListTools(ctx context.Context) ([]Tool, error) {
 	var tools []Tool
 	maps := make(map[string][]paramHeader)
-	seenCursor := map[string]bool{}
 	st := c.state()
-	cursor := ""
-	for page := 0; ; page++ {
-		if page == maxToolPages {
-			return nil, fmt.Errorf("%w: tools/list: more than %d pages", ErrInvalidResult, maxToolPages)
-		}
-		raw, err := c.call(ctx, "tools/list", &listParams{Cursor: cursor}, callOpts{idempotent: true})
+	err := c.listAll(ctx, "tools/list", "tools", func(raw json.RawMessage) {
+		t, headers, err := c.decodeTool(raw, st)
 		if err != nil {
-			return nil, fmt.Errorf("mcp: tools/list: %w", err)
+			c.diag(err)
+			return
 		}
-		var res listToolsResult
-		if err := json.Unmarshal(raw, &res); err != nil {
-			return nil, fmt.Errorf("%w: tools/list: %v", ErrInvalidResult, err)
+		tools = append(tools, t)
+		if headers != nil {
+			maps[t.Name] = headers
 		}
-		if err := checkResultType(res.ResultType); err != nil {
-			return nil, fmt.Errorf("mcp: tools/list: %w", err)
-		}
-		if res.Tools == nil {
-			return nil, fmt.Errorf("%w: tools/list result without tools", ErrInvalidResult)
-		}
-		for _, rt := range res.Tools {
-			t, headers, err := c.decodeTool(rt, st)
-			if err != nil {
-				c.diag(err)
-				continue
-			}
-			tools = append(tools, t)
-			if headers != nil {
-				maps[t.Name] = headers
-			}
-		}
-		if len(tools) > maxTools {
-			return nil, fmt.Errorf("%w: tools/list: more than %d tools", ErrInvalidResult, maxTools)
-		}
-		if res.NextCursor == nil || *res.NextCursor == "" {
-			break
-		}
-		cursor = *res.NextCursor
-		if seenCursor[cursor] {
-			return nil, fmt.Errorf("%w: tools/list repeats the cursor %q", ErrInvalidResult, quote.V(cursor))
-		}
-		seenCursor[cursor] = true
+	})
+	if err != nil {
+		return nil, err
 	}
 	c.mu.Lock()
 	if c.gen == st.gen {

@@ -88,15 +88,30 @@ type Implementation struct {
 	Title   string `json:"title,omitempty"`
 }
 
-// ServerCapabilities is what a server declared it supports. Tools is the
-// part this client acts on; Raw keeps the whole object.
+// ServerCapabilities is what a server declared it supports: the parts
+// this client acts on; Raw keeps the whole object.
 type ServerCapabilities struct {
-	Tools *ToolsCapability `json:"tools,omitempty"`
-	Raw   json.RawMessage  `json:"-"`
+	Tools     *ToolsCapability     `json:"tools,omitempty"`
+	Resources *ResourcesCapability `json:"resources,omitempty"`
+	Prompts   *PromptsCapability   `json:"prompts,omitempty"`
+	Logging   json.RawMessage      `json:"logging,omitempty"`
+	Raw       json.RawMessage      `json:"-"`
 }
 
 // ToolsCapability is the "tools" server capability.
 type ToolsCapability struct {
+	ListChanged bool `json:"listChanged,omitempty"`
+}
+
+// ResourcesCapability is the "resources" server capability. Subscribe is
+// read but not used: the client does not subscribe to resources.
+type ResourcesCapability struct {
+	Subscribe   bool `json:"subscribe,omitempty"`
+	ListChanged bool `json:"listChanged,omitempty"`
+}
+
+// PromptsCapability is the "prompts" server capability.
+type PromptsCapability struct {
 	ListChanged bool `json:"listChanged,omitempty"`
 }
 
@@ -157,6 +172,90 @@ type Content struct {
 	Meta        json.RawMessage `json:"_meta,omitempty"`
 }
 
+// Resource is one entry of resources/list (schema "Resource").
+type Resource struct {
+	URI         string          `json:"uri"`
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"`
+	MimeType    string          `json:"mimeType,omitempty"`
+	Size        *int64          `json:"size,omitempty"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
+}
+
+// ResourceTemplate is one entry of resources/templates/list: an RFC 6570
+// URI template (schema "ResourceTemplate").
+type ResourceTemplate struct {
+	URITemplate string          `json:"uriTemplate"`
+	Name        string          `json:"name"`
+	Title       string          `json:"title,omitempty"`
+	Description string          `json:"description,omitempty"`
+	MimeType    string          `json:"mimeType,omitempty"`
+	Annotations json.RawMessage `json:"annotations,omitempty"`
+	Meta        json.RawMessage `json:"_meta,omitempty"`
+}
+
+// ResourceContents is one item of resources/read: text, or a blob in
+// base64 (schema "TextResourceContents" and "BlobResourceContents").
+type ResourceContents struct {
+	URI      string          `json:"uri"`
+	MimeType string          `json:"mimeType,omitempty"`
+	Text     *string         `json:"text,omitempty"`
+	Blob     *string         `json:"blob,omitempty"`
+	Meta     json.RawMessage `json:"_meta,omitempty"`
+}
+
+// ReadResourceResult is the result of resources/read.
+type ReadResourceResult struct {
+	Contents []ResourceContents `json:"contents"`
+}
+
+// Prompt is one entry of prompts/list (schema "Prompt").
+type Prompt struct {
+	Name        string           `json:"name"`
+	Title       string           `json:"title,omitempty"`
+	Description string           `json:"description,omitempty"`
+	Arguments   []PromptArgument `json:"arguments,omitempty"`
+	Meta        json.RawMessage  `json:"_meta,omitempty"`
+}
+
+// PromptArgument is one argument a prompt takes.
+type PromptArgument struct {
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
+}
+
+// PromptMessage is one message of prompts/get: a role (user or assistant)
+// and one content block.
+type PromptMessage struct {
+	Role    string  `json:"role"`
+	Content Content `json:"content"`
+}
+
+// GetPromptResult is the result of prompts/get.
+type GetPromptResult struct {
+	Description string          `json:"description,omitempty"`
+	Messages    []PromptMessage `json:"messages"`
+}
+
+// Root is one root the client offers a server (roots/list): a file://
+// URI and a name.
+type Root struct {
+	URI  string `json:"uri"`
+	Name string `json:"name,omitempty"`
+}
+
+// LogMessage is one notifications/message of a server (server/utilities
+// logging): an RFC 5424 level, the logger's name, and any JSON data.
+type LogMessage struct {
+	Level  string
+	Logger string
+	Data   json.RawMessage
+}
+
 // Progress is one notifications/progress for a call. Total is zero when
 // the server did not say.
 type Progress struct {
@@ -178,9 +277,23 @@ type requestMeta struct {
 }
 
 type initializeParams struct {
-	ProtocolVersion string         `json:"protocolVersion"`
-	Capabilities    struct{}       `json:"capabilities"`
-	ClientInfo      Implementation `json:"clientInfo"`
+	ProtocolVersion string             `json:"protocolVersion"`
+	Capabilities    clientCapabilities `json:"capabilities"`
+	ClientInfo      Implementation     `json:"clientInfo"`
+}
+
+// clientCapabilities are what the client declares in initialize: roots
+// (without listChanged: the one root, the workspace, does not change in a
+// session) and elicitation in both modes, each when the client was given
+// what it needs to answer. Sampling is never declared.
+type clientCapabilities struct {
+	Roots       *struct{}        `json:"roots,omitempty"`
+	Elicitation *elicitationCaps `json:"elicitation,omitempty"`
+}
+
+type elicitationCaps struct {
+	Form struct{} `json:"form"`
+	URL  struct{} `json:"url"`
 }
 
 type initializeResult struct {
@@ -207,10 +320,15 @@ type listParams struct {
 	Meta   *requestMeta `json:"_meta,omitempty"`
 }
 
-type listToolsResult struct {
-	ResultType string            `json:"resultType,omitempty"`
-	Tools      []json.RawMessage `json:"tools"`
-	NextCursor *string           `json:"nextCursor,omitempty"`
+type uriParams struct {
+	URI  string       `json:"uri"`
+	Meta *requestMeta `json:"_meta,omitempty"`
+}
+
+type getPromptParams struct {
+	Name      string            `json:"name"`
+	Arguments map[string]string `json:"arguments,omitempty"`
+	Meta      *requestMeta      `json:"_meta,omitempty"`
 }
 
 type callToolParams struct {
@@ -221,7 +339,9 @@ type callToolParams struct {
 
 type listenParams struct {
 	Notifications struct {
-		ToolsListChanged bool `json:"toolsListChanged"`
+		ToolsListChanged     bool `json:"toolsListChanged,omitempty"`
+		ResourcesListChanged bool `json:"resourcesListChanged,omitempty"`
+		PromptsListChanged   bool `json:"promptsListChanged,omitempty"`
 	} `json:"notifications"`
 	Meta *requestMeta `json:"_meta,omitempty"`
 }

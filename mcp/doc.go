@@ -4,12 +4,17 @@
 //
 // The client side: the connection manager (manager.go) decides which
 // servers connect and when, keeps their approval states and fingerprints
-// (approval.go), names their tools for the model (naming.go), runs header
-// helpers (helper.go) and produces the status lines of `agent mcp list` and
-// /mcp (status.go); client*.go and transport*.go speak the protocol. The
-// server side (server*.go) offers one session's tools and agent_submit over
-// stdio, over loopback HTTP with a bearer token, or as an OAuth resource
-// server, through the small ServeTarget interface the caller implements.
+// (approval.go), names their tools for the model (naming.go), keeps the
+// connected servers' resources, templates and prompts (manager_content.go),
+// runs header helpers (helper.go) and produces the status lines of `agent
+// mcp list` and /mcp (status.go); client*.go and transport*.go speak the
+// protocol, client_server.go answers what a server asks (roots,
+// elicitation through a callback, sampling refused) and refreshes the lists
+// a server announces changed, coalesced. The server side (server*.go)
+// offers one session's tools and agent_submit over stdio, over loopback
+// HTTP with a bearer token, or as an OAuth resource server, through the
+// small ServeTarget interface the caller implements; its SSE answers in a
+// session are resumable (server_resume.go).
 //
 // The client and the server speak the revisions 2024-11-05, 2025-03-26,
 // 2025-06-18, 2025-11-25 and the stateless 2026-07-28

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"agent/config"
+	"agent/internal/elicit"
 	"agent/internal/netguard"
 	"agent/internal/quote"
 	"agent/mcp/oauth"
@@ -191,10 +193,19 @@ type ManagerOptions struct {
 	ClientInfo Implementation
 	// ConnectTimeout bounds one connection attempt; 0 means 30 s.
 	ConnectTimeout time.Duration
-	// OnChange is called after the set of tools changed (a server
-	// connected, dropped, or announced new tools). It may be called from
-	// several goroutines; it must not block.
+	// OnChange is called after the set of tools, resources or prompts
+	// changed (a server connected, dropped, or announced new lists). It
+	// may be called from several goroutines; it must not block.
 	OnChange func()
+	// Elicit answers a server's elicitation/create, with Request.Server
+	// set (docs/reference/mcp.md, "Elicitation"); nil: servers are not
+	// offered elicitation.
+	Elicit func(ctx context.Context, req elicit.Request) (elicit.Result, error)
+	// OnLog receives the servers' log messages (notifications/message),
+	// which belong in the debug log, never the transcript; nil drops them.
+	OnLog func(server string, m LogMessage)
+	// ListChangedDelay is each client's ClientOptions.ListChangedDelay.
+	ListChangedDelay time.Duration
 	// OnDiagnostic receives problems worth telling the user, already free
 	// of secrets (no value of a header, an environment variable or a
 	// secret; docs/reference/mcp.md, "Status lines"). It may be called from
@@ -214,13 +225,17 @@ type Manager struct {
 	conns   map[string]*managedConn // connected servers by name
 	named   map[string]ServerTool   // model name → tool
 	order   []string                // model names, sorted
+	prompts []ServerPrompt          // by command name
 	closed  bool
 	pending map[string]bool // connecting now
 }
 
 type managedConn struct {
-	client *Client
-	tools  []Tool
+	client    *Client
+	tools     []Tool
+	resources []Resource
+	templates []ResourceTemplate
+	prompts   []Prompt
 }
 
 // ServerTool is one server tool as the model sees it.
@@ -287,10 +302,19 @@ func (m *Manager) Status() []StatusLine {
 					n++
 				}
 			}
-			lines[i].Reason = fmt.Sprintf("connected, %d tools", n)
+			lines[i].Reason = fmt.Sprintf("connected, %s, %s, %s, %s, protocol %s", counted(n, "tool"), counted(len(c.resources), "resource"),
+				counted(len(c.templates), "resource template"), counted(len(c.prompts), "prompt"), c.client.ProtocolVersion())
 		}
 	}
 	return lines
+}
+
+// counted is "1 tool", "3 tools".
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // Approve approves a server for this session (/mcp approve). It does not
@@ -400,20 +424,43 @@ func (m *Manager) connect(ctx context.Context, d *config.ServerDef) error {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var c *Client
-	c, err = Connect(cctx, t, ClientOptions{
+	// update applies a refreshed list to the connection, if it is still
+	// this client's.
+	update := func(f func(sc *managedConn)) {
+		m.mu.Lock()
+		if sc := m.conns[name]; sc != nil && sc.client == c {
+			f(sc)
+			m.renameLocked()
+		}
+		m.mu.Unlock()
+		m.changed()
+	}
+	co := ClientOptions{
 		ClientInfo: m.opts.ClientInfo,
 		Timeout:    d.Timeout,
 		OnToolsChanged: func(tools []Tool) {
-			m.mu.Lock()
-			if sc := m.conns[name]; sc != nil && sc.client == c {
-				sc.tools = tools
-				m.renameLocked()
-			}
-			m.mu.Unlock()
-			m.changed()
+			update(func(sc *managedConn) { sc.tools = tools })
 		},
-		OnDiagnostic: func(err error) { m.diag("MCP server %s: %v", name, mask(d, err)) },
-	})
+		OnResourcesChanged: func(res []Resource, tmpl []ResourceTemplate) {
+			update(func(sc *managedConn) { sc.resources, sc.templates = res, tmpl })
+		},
+		OnPromptsChanged: func(prompts []Prompt) {
+			update(func(sc *managedConn) { sc.prompts = prompts })
+		},
+		ListChangedDelay: m.opts.ListChangedDelay,
+		OnDiagnostic:     func(err error) { m.diag("MCP server %s: %v", name, mask(d, err)) },
+		Roots:            workspaceRoots(m.opts.Workspace),
+	}
+	if m.opts.Elicit != nil {
+		co.Elicit = func(ctx context.Context, req elicit.Request) (elicit.Result, error) {
+			req.Server = name
+			return m.opts.Elicit(ctx, req)
+		}
+	}
+	if m.opts.OnLog != nil {
+		co.OnLog = func(l LogMessage) { m.opts.OnLog(name, l) }
+	}
+	c, err = Connect(cctx, t, co)
 	if err != nil {
 		return fmt.Errorf("connecting %s: %w", name, err)
 	}
@@ -422,13 +469,15 @@ func (m *Manager) connect(ctx context.Context, d *config.ServerDef) error {
 		c.Close()
 		return fmt.Errorf("listing the tools of %s: %w", name, err)
 	}
+	sc := &managedConn{client: c, tools: tools}
+	m.listContent(cctx, sc)
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
 		c.Close()
 		return fmt.Errorf("%w: the session is ending", ErrCannotConnect)
 	}
-	m.conns[name] = &managedConn{client: c, tools: tools}
+	m.conns[name] = sc
 	m.renameLocked()
 	m.mu.Unlock()
 	m.changed()
@@ -450,6 +499,37 @@ func (m *Manager) connect(ctx context.Context, d *config.ServerDef) error {
 		m.mu.Unlock()
 	}()
 	return nil
+}
+
+// listContent fetches the resources, templates and prompts of a server
+// that offers them. A failure is a diagnostic: the server's tools stay.
+func (m *Manager) listContent(ctx context.Context, sc *managedConn) {
+	c := sc.client
+	caps := c.ServerInfo().Capabilities
+	var err error
+	if caps.Resources != nil {
+		if sc.resources, err = c.ListResources(ctx); err == nil {
+			sc.templates, err = c.ListResourceTemplates(ctx)
+		}
+		if err != nil {
+			c.diag(fmt.Errorf("listing the resources: %w", err))
+		}
+	}
+	if caps.Prompts != nil {
+		if sc.prompts, err = c.ListPrompts(ctx); err != nil {
+			c.diag(fmt.Errorf("listing the prompts: %w", err))
+		}
+	}
+}
+
+// workspaceRoots is the one root a server is offered: the workspace
+// (docs/reference/mcp.md, "What a server may ask"). No workspace, no root.
+func workspaceRoots(ws string) []Root {
+	if ws == "" {
+		return []Root{}
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(ws)}
+	return []Root{{URI: u.String(), Name: filepath.Base(ws)}}
 }
 
 // transport builds the connection for a definition, or says why there is
@@ -525,16 +605,7 @@ func (m *Manager) transport(ctx context.Context, d *config.ServerDef) (Transport
 // (collisions are settled across servers, docs/reference/mcp.md, "Tool
 // naming").
 func (m *Manager) renameLocked() {
-	var refs []ToolRef
-	byRef := map[ToolRef]Tool{}
-	for server, sc := range m.conns {
-		for _, t := range sc.tools {
-			r := ToolRef{Server: server, Tool: t.Name}
-			refs = append(refs, r)
-			byRef[r] = t
-		}
-	}
-	named, diags := NameTools(refs)
+	named, byRef := nameAllLocked(m, func(sc *managedConn) []Tool { return sc.tools }, func(t Tool) string { return t.Name })
 	m.named = make(map[string]ServerTool, len(named))
 	m.order = m.order[:0]
 	for _, n := range named {
@@ -542,9 +613,27 @@ func (m *Manager) renameLocked() {
 		m.order = append(m.order, n.Name)
 	}
 	sort.Strings(m.order)
+	m.namePromptsLocked()
+}
+
+// nameAllLocked names the items (tools, prompts) of every connected
+// server as NameTools does, reports the collisions, and maps each name's
+// reference back to its item.
+func nameAllLocked[T any](m *Manager, items func(*managedConn) []T, name func(T) string) ([]NamedTool, map[ToolRef]T) {
+	var refs []ToolRef
+	byRef := map[ToolRef]T{}
+	for server, sc := range m.conns {
+		for _, it := range items(sc) {
+			r := ToolRef{Server: server, Tool: name(it)}
+			refs = append(refs, r)
+			byRef[r] = it
+		}
+	}
+	named, diags := NameTools(refs)
 	for _, d := range diags {
 		m.diag("%s", d)
 	}
+	return named, byRef
 }
 
 func (m *Manager) changed() {
@@ -635,6 +724,7 @@ func (m *Manager) Close() error {
 	m.conns = map[string]*managedConn{}
 	m.named = map[string]ServerTool{}
 	m.order = nil
+	m.prompts = nil
 	m.mu.Unlock()
 	var wg sync.WaitGroup
 	errs := make([]error, 0, len(conns))

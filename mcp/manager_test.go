@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,9 +14,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"agent/config"
+	"agent/internal/elicit"
 	"agent/internal/netguard"
+	"agent/mcp/jsonrpc"
 )
 
 // loadSettings writes user settings and loads them.
@@ -168,7 +172,7 @@ func TestManagerHTTPOAuth(t *testing.T) {
 	if err != nil || len(res.Content) == 0 || !strings.Contains(res.Content[0].Text, "hi") {
 		t.Fatalf("%+v %v", res, err)
 	}
-	if l := m.Status(); len(l) != 1 || l[0].Reason != "connected, 5 tools" {
+	if l := m.Status(); len(l) != 1 || l[0].Reason != "connected, 5 tools, 0 resources, 0 resource templates, 0 prompts, protocol 2026-07-28" {
 		t.Fatalf("%+v", l)
 	}
 	if changes.Load() == 0 {
@@ -188,6 +192,110 @@ func TestManagerHTTPOAuth(t *testing.T) {
 	if err := m.Connect(ctx, "docs"); err == nil {
 		t.Fatal("connected after Close")
 	}
+}
+
+// TestManagerContent: a server's resources, templates and prompts are
+// listed at connect, counted in /mcp with its revision, read and fetched
+// through the manager, refreshed after list_changed; elicitation reaches
+// the callback with the server's name; the workspace is the one root.
+func TestManagerContent(t *testing.T) {
+	srv := newFakeServer(fakeConfig{versions: legacyOnly, content: true, listChanged: true})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	s := loadSettings(t, `{"mcpAllowedNetworks": ["127.0.0.0/8"], "mcpServers": {
+		"kb": {"type": "http", "url": "`+hs.URL+`/mcp", "oauth": {}}}}`)
+	asked := make(chan elicit.Request, 1)
+	changes := make(chan struct{}, 16)
+	ws := t.TempDir()
+	m := NewManager(ManagerOptions{
+		Settings: s, Workspace: ws, Policy: netguard.Policy{Allowed: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
+		OAuthTransport:   func(d *config.ServerDef, base http.RoundTripper) (http.RoundTripper, error) { return base, nil },
+		ListChangedDelay: 20 * time.Millisecond,
+		OnChange:         func() { changes <- struct{}{} },
+		Elicit: func(_ context.Context, r elicit.Request) (elicit.Result, error) {
+			asked <- r
+			return elicit.Result{Action: elicit.Decline}, nil
+		},
+	})
+	defer m.Close()
+	ctx := context.Background()
+	m.Approve("kb")
+	if err := m.Connect(ctx, "kb"); err != nil {
+		t.Fatal(err)
+	}
+	res, tmpl := m.Resources()
+	if len(res) != 2 || res[0].Server != "kb" || res[0].URI != "file:///notes.txt" || len(tmpl) != 1 || tmpl[0].URITemplate != "mem://item/{id}" {
+		t.Fatalf("resources %+v, templates %+v", res, tmpl)
+	}
+	if got := m.ResourceServers(); len(got) != 1 || got[0] != "kb" {
+		t.Fatalf("resource servers %q", got)
+	}
+	if l := m.Status(); l[0].Reason != "connected, 5 tools, 2 resources, 1 resource template, 2 prompts, protocol 2025-11-25" {
+		t.Fatalf("status %q", l[0].Reason)
+	}
+	prompts := m.Prompts()
+	if len(prompts) != 2 || prompts[0].Command != "mcp__kb__hello" || prompts[1].Command != "mcp__kb__review" {
+		t.Fatalf("prompts %+v", prompts)
+	}
+	gp, err := m.GetPrompt(ctx, "mcp__kb__review", map[string]string{"file": "x.go"})
+	if err != nil || !strings.Contains(gp.Messages[0].Content.Text, "x.go") {
+		t.Fatalf("GetPrompt = %+v, %v", gp, err)
+	}
+	if _, err := m.GetPrompt(ctx, "mcp__kb__nothing", nil); err == nil {
+		t.Fatal("an unknown prompt command was fetched")
+	}
+	rr, err := m.ReadResource(ctx, "kb", "mem://item/7")
+	if err != nil || *rr.Contents[0].Text != "item 7" {
+		t.Fatalf("ReadResource = %+v, %v", rr, err)
+	}
+	if _, err := m.ReadResource(ctx, "gone", "x"); !errors.Is(err, ErrCannotConnect) {
+		t.Fatalf("a server that is not connected: %v", err)
+	}
+	// The server's requests reach the session with its name; the root is
+	// the workspace.
+	c, _ := m.client("kb")
+	for len(changes) > 0 {
+		<-changes
+	}
+	srv.broadcast(mustNote(t, "notifications/prompts/list_changed"))
+	select {
+	case <-changes:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no change after prompts/list_changed")
+	}
+	raw, err := c.handle(ctx, mustRequest(t, "elicitation/create", `{"message":"Name?","requestedSchema":{"type":"object","properties":{"n":{"type":"string"}}}}`))
+	if err != nil || raw.(elicitAnswer).Action != elicit.Decline {
+		t.Fatalf("elicitation = %+v, %v", raw, err)
+	}
+	if r := <-asked; r.Server != "kb" || r.Message != "Name?" {
+		t.Fatalf("request %+v", r)
+	}
+	roots, err := c.handle(ctx, mustRequest(t, "roots/list", ``))
+	if err != nil || roots.(map[string]any)["roots"].([]Root)[0].URI != "file://"+filepath.ToSlash(ws) {
+		t.Fatalf("roots = %+v, %v", roots, err)
+	}
+}
+
+func mustNote(t *testing.T, method string) *jsonrpc.Message {
+	t.Helper()
+	n, err := jsonrpc.NewNotification(method, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func mustRequest(t *testing.T, method, params string) *jsonrpc.Message {
+	t.Helper()
+	var p any
+	if params != "" {
+		p = json.RawMessage(params)
+	}
+	m, err := jsonrpc.NewRequest(jsonrpc.Int64ID(1), method, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)

@@ -75,6 +75,9 @@ type HTTPServeOptions struct {
 	// KeepAlive is the interval of SSE comments on a long tools/call
 	// stream, so that proxies do not cut an idle turn; 0 means 15 s.
 	KeepAlive time.Duration
+	// ReplayWindow is how long a session's finished SSE answer can still
+	// be resumed with Last-Event-ID (server_resume.go); 0 means 2 min.
+	ReplayWindow time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -100,12 +103,32 @@ type HTTPHandler struct {
 	sessions map[string]*serveSession
 }
 
-// serveSession is one session of a session-based client.
+// serveSession is one session of a session-based client. Its context
+// ends with the session (DELETE, expiry, eviction) and with the handler;
+// the calls of its streams run under it.
 type serveSession struct {
-	conn     serverConn
-	lastUsed time.Time
-	active   int                               // requests running
-	calls    map[jsonrpc.ID]context.CancelFunc // for notifications/cancelled
+	conn       serverConn
+	ctx        context.Context
+	cancel     context.CancelFunc
+	lastUsed   time.Time
+	active     int                               // requests and stream calls running
+	calls      map[jsonrpc.ID]context.CancelFunc // for notifications/cancelled
+	streams    map[int]*eventStream              // resumable answers, by number
+	nextStream int
+}
+
+func (h *HTTPHandler) newSession() *serveSession {
+	s := &serveSession{calls: map[jsonrpc.ID]context.CancelFunc{}, streams: map[int]*eventStream{}}
+	s.ctx, s.cancel = context.WithCancel(h.ctx)
+	return s
+}
+
+// endLocked removes a session and cancels what runs in it.
+func (h *HTTPHandler) endLocked(id string) {
+	if s := h.sessions[id]; s != nil {
+		s.cancel()
+		delete(h.sessions, id)
+	}
 }
 
 // HTTPHandler returns the transport for s.
@@ -124,6 +147,9 @@ func (s *Server) HTTPHandler(opts HTTPServeOptions) *HTTPHandler {
 	}
 	if opts.KeepAlive <= 0 {
 		opts.KeepAlive = DefaultServeKeepAlive
+	}
+	if opts.ReplayWindow <= 0 {
+		opts.ReplayWindow = DefaultReplayWindow
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -189,16 +215,19 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	switch r.Method {
-	case http.MethodPost:
+	switch {
+	case r.Method == http.MethodPost:
 		h.post(w, r)
-	case http.MethodDelete:
+	case r.Method == http.MethodDelete:
 		h.delete(w, r)
+	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "":
+		h.resume(w, r, r.Header.Get("Last-Event-ID"))
 	default:
-		// GET would open a stream for messages the server starts; this
-		// server starts none, which the transport allows to say with
-		// 405 (2025-11-25 "Listening for Messages from the Server").
-		w.Header().Set("Allow", "POST, DELETE")
+		// A GET without Last-Event-ID would open a stream for messages
+		// the server starts; this server starts none, which the transport
+		// allows to say with 405 (2025-11-25 "Listening for Messages from
+		// the Server"). GET with Last-Event-ID resumes an answer.
+		w.Header().Set("Allow", "GET, POST, DELETE")
 		refuse(w, http.StatusMethodNotAllowed)
 	}
 }
@@ -211,7 +240,7 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mu.Lock()
 	_, ok := h.sessions[sid]
-	delete(h.sessions, sid)
+	h.endLocked(sid)
 	h.mu.Unlock()
 	if !ok {
 		refuse(w, http.StatusNotFound)
@@ -323,9 +352,10 @@ func newSessionID() string {
 // startSession runs initialize and, when it succeeds, starts the session
 // whose id goes out in Mcp-Session-Id.
 func (h *HTTPHandler) startSession(w http.ResponseWriter, r *http.Request, m *jsonrpc.Message) {
-	sess := &serveSession{calls: map[jsonrpc.ID]context.CancelFunc{}}
+	sess := h.newSession()
 	res, err := h.srv.handleLegacy(r.Context(), &sess.conn, m)
 	if err != nil {
+		sess.cancel()
 		h.writeJSON(w, http.StatusOK, serveResponse(m.ID, nil, err))
 		return
 	}
@@ -347,7 +377,7 @@ func (h *HTTPHandler) startSession(w http.ResponseWriter, r *http.Request, m *js
 func (h *HTTPHandler) sweepLocked(now time.Time) {
 	for id, s := range h.sessions {
 		if s.active == 0 && now.Sub(s.lastUsed) > h.opts.SessionIdle {
-			delete(h.sessions, id)
+			h.endLocked(id)
 		}
 	}
 }
@@ -366,7 +396,7 @@ func (h *HTTPHandler) evictLocked() {
 		}
 	}
 	if oldest != "" {
-		delete(h.sessions, oldest)
+		h.endLocked(oldest)
 	}
 }
 
@@ -380,7 +410,7 @@ func (h *HTTPHandler) acquire(sid string) *serveSession {
 		return nil
 	}
 	if s.active == 0 && now.Sub(s.lastUsed) > h.opts.SessionIdle {
-		delete(h.sessions, sid)
+		h.endLocked(sid)
 		return nil
 	}
 	s.active++
@@ -405,9 +435,8 @@ func (h *HTTPHandler) inSession(w http.ResponseWriter, r *http.Request, sid, hv 
 		return
 	}
 	defer h.release(s)
-	if v := s.conn.negotiated(); hv != "" && hv != v {
-		h.writeJSON(w, http.StatusBadRequest, jsonrpc.NewErrorResponse(m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-			Message: "Bad Request: MCP-Protocol-Version " + hv + " is not the session's " + v}))
+	if v := s.conn.negotiated(); !h.sessionHeader(hv, v) {
+		h.writeJSON(w, http.StatusBadRequest, jsonrpc.NewErrorResponse(m.ID, badProtocolHeader(hv, v)))
 		return
 	}
 	switch m.Kind() {
@@ -417,6 +446,13 @@ func (h *HTTPHandler) inSession(w http.ResponseWriter, r *http.Request, sid, hv 
 		return
 	case jsonrpc.KindResponse:
 		refuse(w, http.StatusAccepted) // the server sends no requests
+		return
+	}
+	run := func(ctx context.Context, m *jsonrpc.Message) (any, error) { return h.srv.handleLegacy(ctx, &s.conn, m) }
+	if fl, canFlush := w.(http.Flusher); m.Method == "tools/call" && okStream && canFlush {
+		// A resumable stream: the call runs on its own, and the
+		// connection only carries its events (server_resume.go).
+		h.follow(r.Context(), w, fl, h.startStream(s, []*jsonrpc.Message{m}, nil, run), -1)
 		return
 	}
 	ctx, cancel := h.callContext(r)
@@ -429,9 +465,7 @@ func (h *HTTPHandler) inSession(w http.ResponseWriter, r *http.Request, sid, hv 
 		delete(s.calls, m.ID)
 		h.mu.Unlock()
 	}()
-	h.answer(w, ctx, m, okStream, http.StatusOK, func(ctx context.Context) (any, error) {
-		return h.srv.handleLegacy(ctx, &s.conn, m)
-	})
+	h.answer(w, ctx, m, false, http.StatusOK, func(ctx context.Context) (any, error) { return run(ctx, m) })
 }
 
 // sessionNotification takes a notification of a session-based client.
@@ -471,9 +505,8 @@ func (h *HTTPHandler) batchInSession(w http.ResponseWriter, r *http.Request, sid
 	}
 	defer h.release(s)
 	v := s.conn.negotiated()
-	if hv != "" && hv != v {
-		h.writeJSON(w, http.StatusBadRequest, jsonrpc.NewErrorResponse(jsonrpc.ID{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
-			Message: "Bad Request: MCP-Protocol-Version " + hv + " is not the session's " + v}))
+	if !h.sessionHeader(hv, v) {
+		h.writeJSON(w, http.StatusBadRequest, jsonrpc.NewErrorResponse(jsonrpc.ID{}, badProtocolHeader(hv, v)))
 		return
 	}
 	if !batches(v) {
@@ -525,6 +558,14 @@ func (h *HTTPHandler) batchInSession(w http.ResponseWriter, r *http.Request, sid
 		h.writeBatch(w, http.StatusBadRequest, refused)
 		return
 	}
+	fl, canFlush := w.(http.Flusher)
+	long := slices.ContainsFunc(reqs, func(m *jsonrpc.Message) bool { return m.Method == "tools/call" })
+	if long && okStream && canFlush {
+		h.follow(r.Context(), w, fl, h.startStream(s, reqs, refused, func(ctx context.Context, m *jsonrpc.Message) (any, error) {
+			return h.srv.handleLegacy(ctx, &s.conn, m)
+		}), -1)
+		return
+	}
 	ctx, cancel := h.callContext(r)
 	defer cancel()
 	run := func(ctx context.Context, m *jsonrpc.Message) (any, error) {
@@ -539,12 +580,6 @@ func (h *HTTPHandler) batchInSession(w http.ResponseWriter, r *http.Request, sid
 			h.mu.Unlock()
 		}()
 		return h.srv.handleLegacy(ctx, &s.conn, m)
-	}
-	fl, canFlush := w.(http.Flusher)
-	long := slices.ContainsFunc(reqs, func(m *jsonrpc.Message) bool { return m.Method == "tools/call" })
-	if long && okStream && canFlush {
-		h.stream(ctx, w, fl, reqs, refused, run)
-		return
 	}
 	out := make([]*jsonrpc.Message, len(reqs))
 	var wg sync.WaitGroup

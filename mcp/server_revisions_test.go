@@ -181,8 +181,15 @@ func TestServerAnswersEachRevisionOverHTTP(t *testing.T) {
 			if want.agreed == other {
 				other = Version20251125
 			}
-			if w := post(h, listLine, http.Header{"Mcp-Session-Id": {sid}, "Mcp-Protocol-Version": {other}}); w.Code != http.StatusBadRequest {
-				t.Errorf("another revision in the header: %d", w.Code)
+			// Another session revision the server speaks is accepted (the
+			// session's own decides); one it does not speak is refused.
+			if w := post(h, listLine, http.Header{"Mcp-Session-Id": {sid}, "Mcp-Protocol-Version": {other}}); w.Code != 200 {
+				t.Errorf("another session revision in the header: %d", w.Code)
+			}
+			for _, bad := range []string{Version20260728, "2099-01-01"} {
+				if w := post(h, listLine, http.Header{"Mcp-Session-Id": {sid}, "Mcp-Protocol-Version": {bad}}); w.Code != http.StatusBadRequest {
+					t.Errorf("revision %s in the header of a session: %d", bad, w.Code)
+				}
 			}
 		})
 	}
@@ -316,7 +323,8 @@ func TestServerTakesBatchesOnlyIn20250326OverHTTP(t *testing.T) {
 				{"bad elements only", `[7,{"jsonrpc":"2.0","id":6,"method":5}]`, nil, http.StatusBadRequest, []string{"null error", "6 error"}},
 				{"empty batch", `[]`, nil, http.StatusBadRequest, nil},
 				{"the session's revision in the header", batchLine, http.Header{"Mcp-Protocol-Version": {Version20250326}}, 200, []string{"2", "3"}},
-				{"another revision in the header", batchLine, http.Header{"Mcp-Protocol-Version": {Version20251125}}, http.StatusBadRequest, nil},
+				{"another session revision in the header", batchLine, http.Header{"Mcp-Protocol-Version": {Version20251125}}, 200, []string{"2", "3"}},
+				{"a revision the server does not speak in the header", batchLine, http.Header{"Mcp-Protocol-Version": {"2099-01-01"}}, http.StatusBadRequest, nil},
 				{"unknown session", batchLine, http.Header{"Mcp-Session-Id": {"gone"}}, http.StatusNotFound, nil},
 				{"JSON only accepted", `[` + progressLine + `,{"jsonrpc":"2.0","id":7,"method":"ping"}]`, http.Header{"Accept": {"application/json"}}, 200, []string{"3", "7"}},
 			}

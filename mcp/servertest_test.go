@@ -31,7 +31,10 @@ type fakeConfig struct {
 	versions    []string // supported revisions; nil: all three
 	pageSize    int      // tools per tools/list page; 0: all at once
 	listChanged bool     // declare tools.listChanged
-	extraTools  []string // raw tool definitions appended to the standard ones
+	// content declares resources and prompts (with listChanged as above)
+	// and serves the fixed ones of contentRequest.
+	content    bool
+	extraTools []string // raw tool definitions appended to the standard ones
 
 	// Legacy servers and server/discover: "" answers method not found,
 	// "silent" never answers, "empty" answers an empty result.
@@ -212,11 +215,18 @@ func (s *fakeServer) request(ctx context.Context, m *jsonrpc.Message, stateless 
 			return nil, &rpcErr{Code: CodeUnsupportedProtocolVersion, Message: "Unsupported protocol version", Data: data}
 		}
 	}
+	if s.cfg.content && (strings.HasPrefix(m.Method, "resources/") || strings.HasPrefix(m.Method, "prompts/")) {
+		r, err := s.contentRequest(m.Method, p.Cursor, m.Params)
+		if err != nil {
+			return nil, err
+		}
+		return complete(r), nil
+	}
 	switch m.Method {
 	case "server/discover":
 		return complete(map[string]any{
 			"supportedVersions": s.cfg.versions,
-			"capabilities":      map[string]any{"tools": map[string]any{"listChanged": s.cfg.listChanged}},
+			"capabilities":      s.capabilities(),
 			"serverInfo":        map[string]any{"name": "fake", "version": "1"},
 		}), nil
 	case "initialize":
@@ -231,7 +241,7 @@ func (s *fakeServer) request(ctx context.Context, m *jsonrpc.Message, stateless 
 		}
 		return map[string]any{
 			"protocolVersion": v,
-			"capabilities":    map[string]any{"tools": map[string]any{"listChanged": s.cfg.listChanged}},
+			"capabilities":    s.capabilities(),
 			"serverInfo":      map[string]any{"name": "fake", "version": "1"},
 			"instructions":    "be nice",
 		}, nil
@@ -317,6 +327,68 @@ func (s *fakeServer) request(ctx context.Context, m *jsonrpc.Message, stateless 
 		return nil, ctx.Err()
 	}
 	return nil, &rpcErr{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + m.Method}
+}
+
+func (s *fakeServer) capabilities() map[string]any {
+	caps := map[string]any{"tools": map[string]any{"listChanged": s.cfg.listChanged}}
+	if s.cfg.content {
+		caps["resources"] = map[string]any{"listChanged": s.cfg.listChanged}
+		caps["prompts"] = map[string]any{"listChanged": s.cfg.listChanged}
+	}
+	return caps
+}
+
+// contentRequest serves the resources and prompts of a content server:
+// two resources in two pages, one template, a text and a blob to read, and
+// a prompt with a required argument.
+func (s *fakeServer) contentRequest(method, cursor string, params json.RawMessage) (map[string]any, error) {
+	var p struct {
+		URI       string            `json:"uri"`
+		Name      string            `json:"name"`
+		Arguments map[string]string `json:"arguments"`
+	}
+	json.Unmarshal(params, &p) //nolint:errcheck // test server
+	switch method {
+	case "resources/list":
+		if cursor == "" {
+			return map[string]any{"resources": []any{map[string]any{"uri": "file:///notes.txt", "name": "notes", "mimeType": "text/plain"}}, "nextCursor": "r2"}, nil
+		}
+		return map[string]any{"resources": []any{map[string]any{"uri": "mem://logo", "name": "logo", "mimeType": "image/png"}, map[string]any{"name": "no uri"}}}, nil
+	case "resources/templates/list":
+		return map[string]any{"resourceTemplates": []any{map[string]any{"uriTemplate": "mem://item/{id}", "name": "item"}}}, nil
+	case "resources/read":
+		switch {
+		case p.URI == "file:///notes.txt":
+			return map[string]any{"contents": []any{map[string]any{"uri": p.URI, "mimeType": "text/plain", "text": "remember the milk"}}}, nil
+		case p.URI == "mem://logo":
+			return map[string]any{"contents": []any{map[string]any{"uri": p.URI, "mimeType": "image/png", "blob": "iVBORw0K"}}}, nil
+		case strings.HasPrefix(p.URI, "mem://item/"):
+			return map[string]any{"contents": []any{map[string]any{"uri": p.URI, "text": "item " + strings.TrimPrefix(p.URI, "mem://item/")}}}, nil
+		case p.URI == "mem://bad":
+			return map[string]any{"contents": []any{map[string]any{"uri": p.URI}}}, nil
+		}
+		return nil, &rpcErr{Code: CodeResourceNotFound, Message: "Resource not found"}
+	case "prompts/list":
+		return map[string]any{"prompts": []any{
+			map[string]any{"name": "review", "description": "Review a file", "arguments": []any{
+				map[string]any{"name": "file", "required": true}, map[string]any{"name": "focus"}}},
+			map[string]any{"name": "hello"},
+		}}, nil
+	case "prompts/get":
+		switch p.Name {
+		case "review":
+			if p.Arguments["file"] == "" {
+				return nil, &rpcErr{Code: jsonrpc.CodeInvalidParams, Message: "file is required"}
+			}
+			return map[string]any{"description": "Review", "messages": []any{
+				map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "Review " + p.Arguments["file"] + " for " + p.Arguments["focus"]}},
+			}}, nil
+		case "hello":
+			return map[string]any{"messages": []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "hello"}}}}, nil
+		}
+		return nil, &rpcErr{Code: jsonrpc.CodeInvalidParams, Message: "unknown prompt"}
+	}
+	return nil, &rpcErr{Code: jsonrpc.CodeMethodNotFound, Message: "method not found: " + method}
 }
 
 // isStateless: a request of the stateless revision carries its version in

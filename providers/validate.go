@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"agent/internal/quote"
 )
 
 // Validate checks a request before anything is sent, so that a malformed
@@ -28,14 +30,14 @@ func (r *Request) Validate() error {
 	names := make(map[string]bool, len(r.Tools))
 	for _, t := range r.Tools {
 		if !validToolName(t.Name) {
-			return Invalid("tool name %q: want 1 to 64 characters from A-Z a-z 0-9 _ -", t.Name)
+			return Invalid("tool name %q: want 1 to 64 characters from A-Z a-z 0-9 _ -", quote.V(t.Name))
 		}
 		if names[t.Name] {
-			return Invalid("tool %q offered twice", t.Name)
+			return Invalid("tool %q offered twice", quote.V(t.Name))
 		}
 		names[t.Name] = true
 		if len(t.Schema) > 0 && !isObject(t.Schema) {
-			return Invalid("tool %q: the schema is not a JSON object", t.Name)
+			return Invalid("tool %q: the schema is not a JSON object", quote.V(t.Name))
 		}
 	}
 	switch r.ToolChoice.Mode {
@@ -46,13 +48,13 @@ func (r *Request) Validate() error {
 		}
 	case ToolNamed:
 		if !names[r.ToolChoice.Name] {
-			return Invalid("tool choice names %q, which is not offered", r.ToolChoice.Name)
+			return Invalid("tool choice names %q, which is not offered", quote.V(r.ToolChoice.Name))
 		}
 	default:
 		return Invalid("unknown tool choice mode %d", r.ToolChoice.Mode)
 	}
 	if !r.Effort.Valid() {
-		return Invalid("unknown effort %q", r.Effort)
+		return Invalid("unknown effort %q", quote.V(string(r.Effort)))
 	}
 	if r.MaxTokens < 0 {
 		return Invalid("negative max tokens")

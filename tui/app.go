@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,7 +43,7 @@ func FromAgent(s *agent.Session) Session { return agentSession{s} }
 type agentSession struct{ s *agent.Session }
 
 func (a agentSession) Submit(p string) (string, error) {
-	t, err := a.s.Submit(agent.TurnRequest{Prompt: p})
+	t, err := a.s.Submit(agent.UserPrompt(p)) // "!" commands, @path mentions
 	if err != nil {
 		return "", err
 	}
@@ -95,6 +96,10 @@ type Options struct {
 	Hooks Hooks
 	// UI is the theme and toggles at start (LoadUISettings).
 	UI UISettings
+	// Editor runs the editor of Ctrl+G with the terminal to itself
+	// (stdio on the terminal, its modes restored, then raw again); nil
+	// runs it without a terminal (editor.go).
+	Editor func(ctx context.Context, cmd *exec.Cmd) error
 }
 
 // CommandRunner runs a slash command line given its words ("/mcp",
@@ -128,6 +133,9 @@ type App struct {
 	wake    chan struct{}
 	reqs    chan func()
 	stopped atomic.Bool
+	// running is set while Run's loop runs: a question (Confirm, AskText)
+	// asked then goes to that loop instead of running a loop of its own.
+	running atomic.Bool
 	readerW sync.WaitGroup
 	startIn sync.Once
 	closeIn sync.Once
@@ -141,6 +149,11 @@ type App struct {
 	cmdCtx    context.Context
 	cmdCancel context.CancelFunc
 	cmdWG     sync.WaitGroup
+
+	// Input reading pauses while the editor has the terminal (editor.go).
+	inPaused atomic.Bool
+	inParked chan struct{}
+	inResume chan struct{}
 }
 
 // New returns an App over the terminal. It writes nothing until Confirm
@@ -160,6 +173,8 @@ func New(opts Options) *App {
 		inErr:    make(chan error, 1),
 		wake:     make(chan struct{}, 1),
 		reqs:     make(chan func(), 16),
+		inParked: make(chan struct{}, 1),
+		inResume: make(chan struct{}, 1),
 	}
 	a.cmdCtx, a.cmdCancel = context.WithCancel(context.Background())
 	a.st = newState(opts.Keymap, a.now)
@@ -167,6 +182,7 @@ func New(opts Options) *App {
 	a.st.commands = opts.Commands
 	a.st.applyUI(opts.UI)
 	a.st.spawn = a.spawn
+	a.st.editPrompt = a.editPrompt
 	for _, n := range opts.Notices {
 		a.st.notice(n)
 	}
@@ -235,6 +251,9 @@ func (a *App) readInput() {
 		if a.stopped.Load() {
 			return
 		}
+		if a.inputPaused() {
+			continue
+		}
 		n, err := a.opts.Terminal.Read(buf)
 		evs = evs[:0]
 		if n > 0 {
@@ -296,6 +315,16 @@ func (a *App) observe(ev agent.Event) {
 	if n := len(a.pending); n > 0 && (ev.Kind == agent.EventText || ev.Kind == agent.EventReasoning) {
 		if last := &a.pending[n-1]; last.Kind == ev.Kind && last.Turn == ev.Turn {
 			last.Text += ev.Text
+			a.mu.Unlock()
+			a.poke()
+			return
+		}
+	}
+	if n := len(a.pending); n > 0 && ev.Kind == agent.EventToolOutput {
+		// A command's view replaces the one still waiting: what is kept
+		// is the visible tail, however fast the command prints.
+		if last := &a.pending[n-1]; last.Kind == ev.Kind && last.Tool != nil && ev.Tool != nil && last.Tool.CallID == ev.Tool.CallID {
+			*last = ev
 			a.mu.Unlock()
 			a.poke()
 			return
@@ -372,9 +401,12 @@ func (a *App) resized() {
 // session runs (the workspace trust question, docs/reference/cli.md, "The
 // interactive session"). Ctrl-C twice returns ErrExit.
 func (a *App) Confirm(ctx context.Context, title, question string) (bool, error) {
+	if a.running.Load() {
+		return a.confirmPosted(ctx, title, question)
+	}
 	a.start()
 	done := make(chan bool, 1)
-	a.st.confirm = &confirmPrompt{title: title, question: question, reply: done}
+	a.st.confirm = &confirmPrompt{title: title, question: question, reply: func(yes bool) { done <- yes }}
 	a.st.dirty = true
 	var answer bool
 	err := a.loop(ctx, func() bool {
@@ -394,6 +426,9 @@ func (a *App) Confirm(ctx context.Context, title, question string) (bool, error)
 // AskText asks for one value on a text-prompt screen (masked shows
 // bullets, for secrets); ok is false when the user cancelled.
 func (a *App) AskText(ctx context.Context, title string, masked bool) (value string, ok bool, err error) {
+	if a.running.Load() {
+		return a.askTextPosted(ctx, title, masked)
+	}
 	a.start()
 	type result struct {
 		v  string
@@ -465,6 +500,9 @@ func (a *App) Run(ctx context.Context, s Session, status Status, prompt string) 
 	a.st.session = s
 	a.st.status = status
 	a.st.runCommand = a.runCommand
+	if a.st.hooks.Todos != nil {
+		a.st.daily.todos = a.st.hooks.Todos() // a resumed session's list
+	}
 	// The main session stays subscribed while a background session is
 	// shown: its events wait in held (bounded) and are applied on the
 	// way back, so nothing it did meanwhile is lost.
@@ -521,11 +559,67 @@ func (a *App) Run(ctx context.Context, s Session, status Status, prompt string) 
 	for _, p := range early {
 		a.st.submit(p)
 	}
+	a.running.Store(true)
+	defer a.running.Store(false)
 	err := a.loop(ctx, func() bool { return a.st.exit >= 0 })
 	if err != nil {
 		return ExitInterrupted, err
 	}
 	return a.st.exit, nil
+}
+
+// confirmPosted is Confirm while Run's loop runs (a sign-in's question
+// from a command goroutine): the question goes to the loop, and ctx ending
+// withdraws it. Ctrl-C answers no.
+func (a *App) confirmPosted(ctx context.Context, title, question string) (bool, error) {
+	done := make(chan bool, 1)
+	p := &confirmPrompt{title: title, question: question}
+	p.reply = func(yes bool) { done <- yes }
+	p.cancel = func() { a.st.confirm = nil; done <- false }
+	if !a.post(func() { a.st.confirm = p; a.st.matcher.Cancel(); a.st.dirty = true }) {
+		return false, ErrExit
+	}
+	select {
+	case yes := <-done:
+		return yes, nil
+	case <-ctx.Done():
+		a.post(func() {
+			if a.st.confirm == p {
+				a.st.confirm = nil
+				a.st.dirty = true
+			}
+		})
+		return false, ctx.Err()
+	case <-a.cmdCtx.Done():
+		return false, ErrExit
+	}
+}
+
+// askTextPosted is AskText while Run's loop runs.
+func (a *App) askTextPosted(ctx context.Context, title string, masked bool) (string, bool, error) {
+	type result struct {
+		v  string
+		ok bool
+	}
+	done := make(chan result, 1)
+	p := &textPrompt{title: title, masked: masked, reply: func(v string, ok bool) { done <- result{v, ok} }}
+	if !a.post(func() { a.st.textPrompt = p; a.st.matcher.Cancel(); a.st.dirty = true }) {
+		return "", false, ErrExit
+	}
+	select {
+	case r := <-done:
+		return r.v, r.ok, nil
+	case <-ctx.Done():
+		a.post(func() {
+			if a.st.textPrompt == p {
+				a.st.textPrompt = nil
+				a.st.dirty = true
+			}
+		})
+		return "", false, ctx.Err()
+	case <-a.cmdCtx.Done():
+		return "", false, ErrExit
+	}
 }
 
 // runCommand runs a slash command on its own goroutine and posts the
@@ -624,6 +718,7 @@ func (a *App) checkState() {
 	if a.st.perm != nil && a.st.perm.ctx.Err() != nil {
 		a.st.withdrawPermission(a.st.perm)
 	}
+	a.st.withdrawElicits()
 }
 
 func (a *App) handleInput(evs []keys.Event) {

@@ -538,3 +538,23 @@ func TestContextAndCompaction(t *testing.T) {
 		h.expectNot("The turn failed")
 	})
 }
+
+// TestSubagentBlock: a running subagent's calls show inside its Agent
+// call's block, which collapses to the answer when it ends.
+func TestSubagentBlock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, 100, 20, Options{})
+		h.expect("Enter send")
+		info := &agent.AgentInfo{ID: "s-a1", Type: "Explore", Description: "find the parser", CallID: "c1"}
+		h.emit(agent.Event{Kind: agent.EventTurnStart, Turn: "s/1", Text: "go"},
+			agent.Event{Kind: agent.EventToolStart, Turn: "s/1", Tool: &agent.ToolEvent{CallID: "c1", Name: "Agent", Args: json.RawMessage(`{"description":"find the parser"}`)}},
+			agent.Event{Kind: agent.EventAgentStart, Turn: "s/1", Agent: info},
+			agent.Event{Kind: agent.EventToolStart, Turn: "s/1", Agent: info, Tool: &agent.ToolEvent{CallID: "k1", Name: "Grep", Args: json.RawMessage(`{"pattern":"func Parse"}`)}})
+		h.expect("agent Explore: find the parser")
+		h.expect("⚙ Grep(pattern: func Parse)")
+		h.emit(agent.Event{Kind: agent.EventAgentEnd, Turn: "s/1", Agent: info, Text: "(agent s-a1: 1 tool calls, 900 tokens, 1.2 s)"},
+			agent.Event{Kind: agent.EventToolEnd, Turn: "s/1", Tool: &agent.ToolEvent{CallID: "c1", Name: "Agent", Result: &tools.Result{Content: "It is in parse.go.\n\n(agent s-a1: 1 tool calls, 900 tokens, 1.2 s)"}}})
+		h.expect("It is in parse.go.")
+		h.expectNot("Grep(pattern")
+	})
+}

@@ -2,7 +2,9 @@ package tui
 
 import (
 	"strings"
+	"unicode"
 
+	"agent/agent"
 	"agent/tui/keys"
 )
 
@@ -34,6 +36,8 @@ var slashCommands = []slashCommand{
 	{"/memory", "the instruction files loaded, with sizes and sources", false},
 	{"/memory reload", "read the instruction files again", false},
 	{"/context", "what the context is made of, in tokens", false},
+	{"/hooks", "the hooks and their approval (show ID, approve ID|all, revoke ID)", true},
+	{"/agents", "the subagent definitions and their problems", false},
 	{"/compact", "summarise the conversation now (add what the summary must keep)", true},
 	{"/resume", "switch to a stored session of this workspace", false},
 	{"/model", "choose the provider and model", false},
@@ -42,40 +46,90 @@ var slashCommands = []slashCommand{
 	{"/settings", "serving transports on and off", false},
 	{"/theme", "theme, syntax highlighting, motion", false},
 	{"/clear", "start a new conversation (the old one stays for /resume)", false},
+	{"/todos", "the todo list of this session", false},
+	{"/rewind", "go back to a checkpoint: code, conversation or both", false},
+	{"/cost", "tokens and cost per turn and in total", false},
 	{"/exit", "end the session", false},
 }
 
-func knownCommand(word string) bool {
-	for _, c := range slashCommands {
+// knownCommand reports whether word starts a built-in or an extra
+// command (a custom command, a skill).
+func knownCommand(word string, extra []slashCommand) bool {
+	for _, c := range append(slashCommands[:len(slashCommands):len(slashCommands)], extra...) {
 		if c.text == word || strings.HasPrefix(c.text, word+" ") {
 			return true
 		}
 	}
-	return word == "/quit"
+	return word == "/quit" || agent.IsMCPPromptCommand(word)
 }
 
 // autocomplete is the menu's state: the commands that extend what is
-// typed, and the selection.
+// typed, or the @server:uri mentions that extend the word before the
+// cursor (mention: the runes start … end of the composer are that word),
+// and the selection.
 type autocomplete struct {
-	typed     string
-	matches   []slashCommand
-	sel       int
-	dismissed bool
+	typed      string
+	matches    []slashCommand
+	sel        int
+	dismissed  bool
+	mention    bool
+	start, end int
+	// pick, when set, accepts a match in place of the slash-command
+	// behaviour (the @path menu of workspace files, mention.go).
+	pick func(s *state, c slashCommand)
 }
 
-// newAutocomplete recomputes the menu for the composer's text, keeping
-// the selection and a dismissal while the text is unchanged.
-func newAutocomplete(text string, prev *autocomplete) *autocomplete {
-	if !strings.HasPrefix(text, "/") || strings.Contains(text, "\n") {
-		return nil
-	}
-	if prev != nil && prev.typed == text {
+// maxMentionMatches bounds the mentions the menu offers at once.
+const maxMentionMatches = 50
+
+// newAutocomplete recomputes the menu for the composer (text, cursor),
+// keeping the selection and a dismissal while the text is unchanged. The
+// commands are the built-in ones and extra (the session's custom commands
+// and skills, the MCP prompts); an @ word before the cursor is completed from mentions.
+func newAutocomplete(text string, cursor int, prev *autocomplete, extra []slashCommand, mentions func() []Mention) *autocomplete {
+	if prev != nil && prev.typed == text && (!prev.mention || prev.end == cursor) {
 		return prev
 	}
+	if !strings.HasPrefix(text, "/") {
+		return mentionMenu(text, cursor, mentions)
+	}
+	if strings.Contains(text, "\n") {
+		return nil
+	}
 	ac := &autocomplete{typed: text}
-	for _, c := range slashCommands {
+	for _, c := range append(slashCommands[:len(slashCommands):len(slashCommands)], extra...) {
 		if strings.HasPrefix(c.text, text) && c.text != strings.TrimSpace(text) || (c.text == text && !c.args) {
 			ac.matches = append(ac.matches, c)
+		}
+	}
+	if len(ac.matches) == 0 {
+		return nil
+	}
+	return ac
+}
+
+// mentionMenu offers the mentions that extend the @ word before the
+// cursor.
+func mentionMenu(text string, cursor int, mentions func() []Mention) *autocomplete {
+	rs := []rune(text)
+	if mentions == nil || cursor > len(rs) {
+		return nil
+	}
+	start := cursor
+	for start > 0 && !unicode.IsSpace(rs[start-1]) {
+		start--
+	}
+	word := string(rs[start:cursor])
+	if !strings.HasPrefix(word, "@") {
+		return nil
+	}
+	ac := &autocomplete{typed: text, mention: true, start: start, end: cursor}
+	for _, m := range mentions() {
+		if strings.HasPrefix(m.Text, word) && m.Text != word {
+			ac.matches = append(ac.matches, slashCommand{text: m.Text, help: m.Help})
+			if len(ac.matches) == maxMentionMatches {
+				break
+			}
 		}
 	}
 	if len(ac.matches) == 0 {
@@ -101,13 +155,30 @@ func (s *state) autocompleteAction(a keys.Action) {
 		ac.dismissed = true
 	case keys.ActAccept, keys.ActExecute:
 		c := ac.matches[ac.sel]
+		if ac.pick != nil {
+			ac.pick(s, c)
+			return
+		}
+		if ac.mention {
+			// The word becomes the mention, followed by a space unless it
+			// is a template whose {parameters} are still to fill in.
+			text := c.text
+			if !strings.Contains(text, "{") {
+				text += " "
+			}
+			rs := []rune(s.comp.text())
+			s.comp.set(string(rs[:ac.start]) + text + string(rs[ac.end:]))
+			s.comp.cur = ac.start + len([]rune(text))
+			s.composerChanged()
+			return
+		}
 		if a == keys.ActAccept || c.args {
 			text := c.text
 			if c.args {
 				text += " "
 			}
 			s.comp.set(text)
-			s.ac = newAutocomplete(text, nil)
+			s.ac = s.autocompleteFor(text, len([]rune(text)), nil)
 			if s.ac != nil && a == keys.ActAccept {
 				s.ac.dismissed = len(s.ac.matches) == 1 && s.ac.matches[0].text == text
 			}
@@ -116,4 +187,37 @@ func (s *state) autocompleteAction(a keys.Action) {
 		s.comp.set(c.text)
 		s.chatAction(keys.ActSubmit)
 	}
+}
+
+// extraCommands are the session's custom commands and skills
+// (docs/reference/runtime.md, "Subagents, commands and skills"), from the
+// Commands hook.
+func (s *state) extraCommands() []slashCommand {
+	if s.hooks.Commands == nil {
+		return nil
+	}
+	var out []slashCommand
+	for _, c := range s.hooks.Commands() {
+		help := c.Description
+		if c.ArgumentHint != "" {
+			help = c.ArgumentHint + "  " + help
+		}
+		out = append(out, slashCommand{text: c.Name, help: help, args: c.ArgumentHint != ""})
+	}
+	return out
+}
+
+// autocompleteFor is newAutocomplete with the state's sources.
+func (s *state) autocompleteFor(text string, cursor int, prev *autocomplete) *autocomplete {
+	extra := s.extraCommands()
+	if s.hooks.MCPPrompts != nil && strings.HasPrefix(text, "/mcp") {
+		for _, p := range s.hooks.MCPPrompts() {
+			help := p.Description
+			if p.ArgHint != "" {
+				help = p.ArgHint + "  " + help
+			}
+			extra = append(extra, slashCommand{text: p.Name, help: help, args: p.ArgHint != ""})
+		}
+	}
+	return newAutocomplete(text, cursor, prev, extra, s.hooks.MCPMentions)
 }

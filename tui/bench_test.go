@@ -67,8 +67,10 @@ func BenchmarkStreamDelta(b *testing.B) {
 // BenchmarkKeystroke is a typed character from its bytes to the frame's
 // bytes: decode, keymap, composer, draw, diff (200×50, a 200-line
 // transcript on screen). bytes/key is what the terminal receives.
-func BenchmarkKeystroke(b *testing.B) {
-	s := benchState(b)
+func BenchmarkKeystroke(b *testing.B) { benchKeys(b, benchState(b)) }
+
+// benchKeys types characters into s and draws a 200×50 frame after each.
+func benchKeys(b *testing.B, s *state) {
 	f := screen.NewFrame(200, 50)
 	r := screen.NewRenderer(screen.RendererOptions{})
 	s.view(f)

@@ -108,7 +108,7 @@ func TestGoldenScreens(t *testing.T) {
 			s.permAction("next")
 		}},
 		{"confirm", 60, 10, func(s *state) {
-			s.confirm = &confirmPrompt{title: "Trust this workspace?", question: "/home/u/project\nIts settings can define MCP servers.", reply: make(chan bool, 1)}
+			s.confirm = &confirmPrompt{title: "Trust this workspace?", question: "/home/u/project\nIts settings can define MCP servers.", reply: func(bool) {}}
 		}},
 		{"text-prompt", 40, 8, func(s *state) {
 			s.textPrompt = &textPrompt{title: "Paste the redirect address", masked: true, buf: []rune("secret"), reply: func(string, bool) {}}

@@ -28,6 +28,9 @@ type listScreen struct {
 	sel   int
 	empty string // shown when there is no item
 	note  string // a line under the title (an error, "loading…")
+	// header is outside text shown wrapped under the title (an MCP
+	// server's question, the answers to review).
+	header string
 
 	// body, when set, replaces the items by scrollable text
 	// (background-detail).
@@ -179,8 +182,11 @@ func (l *listScreen) filter() {
 func (s *state) listLines(l *listScreen, w, rows int) ([]screen.Line, int, int) {
 	ls := []screen.Line{{{Text: strings.Repeat("─", w), Style: s.th.dim}}}
 	ls = append(ls, truncLine(screen.Line{{Text: screen.SanitizeLine(l.title), Style: s.th.title}}, w))
+	if l.header != "" {
+		ls = append(ls, screen.Wrap(l.header, w, screen.Style{})...)
+	}
 	if l.note != "" {
-		ls = append(ls, truncLine(screen.Line{{Text: "  " + screen.SanitizeLine(l.note), Style: s.th.notice}}, w))
+		ls = append(ls, indent(screen.Wrap(l.note, max(w-2, 1), s.th.notice))...)
 	}
 	curRow, curCol := -1, 0
 	if l.search {

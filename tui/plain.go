@@ -26,6 +26,8 @@ type PlainOptions struct {
 	// NewConversation starts a new session in place of s (/clear); nil:
 	// /clear does nothing here.
 	NewConversation func(ctx context.Context) (Session, error)
+	// Extra lists the custom commands and skills, which Commands runs.
+	Extra func() []agent.SlashCommand
 }
 
 // RunPlain is the line-oriented fallback for a stdout that is not a
@@ -92,6 +94,9 @@ type plain struct {
 	ends    map[string]chan agent.Event
 	ended   map[string]agent.Event // ends that came before their waiter
 	midLine bool
+	// texted: the running turn's answer streamed; a "!" command's turn,
+	// which streams none, prints its output when it ends.
+	texted bool
 }
 
 // observe prints as events arrive (from the session's goroutine, in
@@ -100,7 +105,10 @@ func (p *plain) observe(ev agent.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch ev.Kind {
+	case agent.EventTurnStart:
+		p.texted = false
 	case agent.EventText:
+		p.texted = true
 		t := screen.Sanitize(ev.Text)
 		io.WriteString(p.opts.Out, t)
 		if t != "" {
@@ -116,9 +124,16 @@ func (p *plain) observe(ev agent.Event) {
 		fmt.Fprintf(p.opts.Err, "agent: %s\n", screen.SanitizeLine(ev.Text))
 	case agent.EventCompactStart:
 		fmt.Fprintln(p.opts.Err, "agent: compacting the conversation…")
+	case agent.EventHookFailure:
+		fmt.Fprintf(p.opts.Err, "agent: hook failed: %s\n", screen.SanitizeLine(ev.Text))
 	case agent.EventCompact:
 		fmt.Fprintf(p.opts.Err, "agent: %s\n", screen.SanitizeLine(ev.Compact.Line()))
 	case agent.EventComplete, agent.EventInterrupted, agent.EventError, agent.EventCancelled:
+		if r := ev.Result; r != nil && !p.texted && r.StopReason == agent.StopShell {
+			t := screen.Sanitize(r.Text)
+			io.WriteString(p.opts.Out, t)
+			p.midLine = !strings.HasSuffix(t, "\n")
+		}
 		if p.midLine {
 			io.WriteString(p.opts.Out, "\n")
 			p.midLine = false
@@ -180,14 +195,14 @@ func (p *plain) command(ctx context.Context, line string) bool {
 	case "/exit", "/quit":
 		return false
 	case "/help":
-		for _, c := range slashCommands {
+		for _, c := range append(slashCommands[:len(slashCommands):len(slashCommands)], p.extra()...) {
 			fmt.Fprintf(p.opts.Out, "  %-22s %s\n", c.text, c.help)
 		}
 		return true
 	case "/clear":
 		return true
 	}
-	if !knownCommand(words[0]) || p.opts.Commands == nil {
+	if !knownCommand(words[0], p.extra()) || p.opts.Commands == nil {
 		fmt.Fprintf(p.opts.Err, "agent: unknown command %s (see /help)\n", screen.SanitizeLine(words[0]))
 		return true
 	}
@@ -201,4 +216,16 @@ func (p *plain) command(ctx context.Context, line string) bool {
 		io.WriteString(p.opts.Out, screen.Sanitize(out))
 	}
 	return true
+}
+
+// extra are the custom commands and skills.
+func (p *plain) extra() []slashCommand {
+	if p.opts.Extra == nil {
+		return nil
+	}
+	var out []slashCommand
+	for _, c := range p.opts.Extra() {
+		out = append(out, slashCommand{text: c.Name, help: c.Description})
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"agent/agent"
+	"agent/agent/tools"
 	"agent/config"
 	"agent/tui/keys"
 )
@@ -100,6 +101,30 @@ type Hooks struct {
 	Attach     func(ctx context.Context, id string) (Session, Status, error)
 	// SaveUI persists the theme picker's choice (~/.agent/tui.json).
 	SaveUI func(UISettings) error
+	// Todos is the session's todo list (a resumed session's shows at
+	// once); Checkpoints and Rewind serve /rewind (rewind.go).
+	Todos       func() []tools.Todo
+	Checkpoints func() []agent.Checkpoint
+	Rewind      func(ctx context.Context, req RewindRequest) (RewindResult, error)
+	// Commands lists the session's custom commands and skills for the
+	// slash menu and /help; the command runner runs them.
+	Commands func() []agent.SlashCommand
+	// OpenURL opens an address in the browser, after the user agreed (an
+	// MCP server's URL elicitation); nil: the address is shown to open by
+	// hand.
+	OpenURL func(ctx context.Context, url string) error
+	// MCPPrompts lists the MCP prompts offered as slash commands;
+	// MCPMentions the @server:uri of the connected servers' resources
+	// and templates, for the composer's completion. Both are called on
+	// the UI loop and must answer from memory.
+	MCPPrompts  func() []agent.PromptCommand
+	MCPMentions func() []Mention
+}
+
+// Mention is one completion of an @ in the composer: the text it inserts
+// and what it is.
+type Mention struct {
+	Text, Help string
 }
 
 // async runs fn off the UI loop and applies its result on the loop.
@@ -177,6 +202,10 @@ func (s *state) switchTo(sw Switched) {
 	s.closeAll()
 	for _, m := range sw.Messages {
 		s.replay(m)
+	}
+	s.daily.todos = nil
+	if s.hooks.Todos != nil {
+		s.daily.todos = s.hooks.Todos()
 	}
 	s.notice("Resumed the session " + sw.Status.SessionID + ".")
 }
@@ -558,6 +587,9 @@ type attached struct {
 
 const mainID = "\x00main"
 
+// subagentID prefixes a running subagent's item in the switcher.
+const subagentID = "\x00agent:"
+
 func (s *state) openSwitcher() {
 	if s.hooks.Background == nil {
 		s.unavailable("The workspace switcher")
@@ -573,9 +605,22 @@ func (s *state) openSwitcher() {
 		mainLabel += " (current)"
 	}
 	l.items = []listItem{{id: mainID, label: mainLabel}}
+	// The subagents running in this session, whose progress shows in
+	// their Agent call's block (docs/reference/runtime.md, "Subagents,
+	// commands and skills").
+	for _, e := range s.entries {
+		if e.kind == entTool && e.tool.sub != nil && !e.tool.done {
+			l.items = append(l.items, listItem{id: subagentID + e.tool.callID, label: "  agent " + e.tool.sub.agent,
+				detail: fmt.Sprintf("a subagent of this session · %d tool calls so far", len(e.tool.sub.calls))})
+		}
+	}
 	l.do = func(s *state, l *listScreen, a keys.Action) {
 		it, ok := l.current()
 		if !ok || (a != keys.ActSelect && a != keys.ActAttach) {
+			return
+		}
+		if strings.HasPrefix(it.id, subagentID) {
+			s.popScreen(l) // its block is in the transcript
 			return
 		}
 		if it.id == mainID {
@@ -650,6 +695,7 @@ func (s *state) attach(sess Session, st Status) {
 	}
 	s.session, s.status = sess, st
 	s.entries, s.scroll, s.queued, s.busy, s.turn, s.recovery = nil, 0, nil, false, "", ""
+	s.daily.todos = nil // the attached session's come with its events
 	s.notice("Attached to the background session " + st.SessionID + ". Ctrl+B switches back.")
 }
 
@@ -667,6 +713,10 @@ func (s *state) backToMain() {
 	}
 	s.session, s.status, s.entries = m.session, m.status, m.entries
 	s.scroll, s.queued, s.busy, s.turn, s.recovery = 0, m.queued, m.busy, m.turn, m.recovery
+	s.daily.todos = nil
+	if s.hooks.Todos != nil {
+		s.daily.todos = s.hooks.Todos()
+	}
 	if s.releaseMain != nil {
 		s.releaseMain() // what the main session did meanwhile
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"agent/agent"
+	"agent/internal/elicit"
 	"agent/tui/keymap"
 	"agent/tui/keys"
 	"agent/tui/screen"
@@ -59,6 +60,21 @@ type toolEntry struct {
 	done, isError      bool
 	denied             bool
 	content, display   string
+	// While it runs: when it started and its output's last lines.
+	started      time.Time
+	live         string
+	shownElapsed time.Duration // the elapsed time last laid out, whole seconds
+	progress     string        // what the running call last reported
+	// sub is what a subagent this call runs is doing: its tool calls as
+	// they run, then its figures line.
+	sub *subView
+}
+
+// subView is a running subagent inside its Agent call's block.
+type subView struct {
+	agent   string   // its type and task
+	calls   []string // its tool calls, newest last
+	summary string   // the figures line, when it ended
 }
 
 func (e *entry) changed() { e.cacheOK = false }
@@ -71,6 +87,11 @@ type permPrompt struct {
 	reply chan agent.Answer
 	ctx   context.Context
 	sel   int
+	// The preview's lines at bodyW and how far they are scrolled
+	// (permview.go).
+	scroll int
+	body   []screen.Line
+	bodyW  int
 }
 
 type permChoice struct {
@@ -107,12 +128,17 @@ func (p *permPrompt) choices() []permChoice {
 type confirmPrompt struct {
 	title, question string
 	yes             bool // the selected choice; No is the default
-	reply           chan bool
+	reply           func(yes bool)
+	// cancel, when set, is what Ctrl-C does on this screen (an MCP
+	// server's question is cancelled, elicit.go).
+	cancel func()
 }
 
-// textPrompt asks for one value; masked hides it.
+// textPrompt asks for one value; masked hides it. detail is text shown
+// under the title (an MCP server's question and the field's description).
 type textPrompt struct {
 	title  string
+	detail string
 	masked bool
 	buf    []rune
 	reply  func(v string, ok bool)
@@ -147,6 +173,8 @@ type state struct {
 	ctxGuess bool   // the window is inferred from a refusal
 	// compacting is the notice of the compaction that runs, if one does.
 	compacting *entry
+	// hookStatus is a running hook's statusMessage.
+	hookStatus string
 	spin       int
 	spinAt     time.Time
 
@@ -155,6 +183,9 @@ type state struct {
 	perm       *permPrompt
 	confirm    *confirmPrompt
 	textPrompt *textPrompt
+	// elicits are MCP servers' questions, the one asked first
+	// (elicit.go).
+	elicits []*elicitRun
 
 	// The list screens, the focused one last (list.go).
 	screens []*listScreen
@@ -175,6 +206,11 @@ type state struct {
 
 	th uiTheme
 	ui UISettings
+	// daily is the todo list, @path completion and the editor (daily.go).
+	daily dailyUI
+	// editPrompt runs the editor of Ctrl+G on the text (App.editPrompt);
+	// nil where there is no terminal to hand over.
+	editPrompt func(command, text string)
 	// main is the main session while a background one is attached.
 	main *attached
 
@@ -244,6 +280,9 @@ var ctrlC = keys.Stroke{Key: 'c', Mod: keys.ModCtrl}
 // keymap of the contexts in focus, then typing.
 func (s *state) key(ev keys.Event) {
 	s.dirty = true
+	if s.daily.editing {
+		return // keys read before the editor took the terminal
+	}
 	now := s.now()
 	if ev.Stroke == ctrlC {
 		s.interrupt(now)
@@ -276,6 +315,12 @@ func (s *state) interrupt(now time.Time) {
 		if s.session != nil {
 			s.session.Abort()
 		}
+	case len(s.elicits) > 0 && s.elicits[0].onScreen(s):
+		// A server's question is dismissed; the turn that waits for it
+		// goes on (the server decides what a cancelled question means).
+		s.finishElicit(s.elicits[0], elicit.Result{Action: elicit.Cancel})
+	case s.confirm != nil && s.confirm.cancel != nil:
+		s.confirm.cancel()
 	case s.busy && s.session != nil:
 		s.session.Abort()
 	case s.textPrompt != nil:
@@ -308,6 +353,8 @@ func (s *state) unbound(ev keys.Event) {
 			s.textPrompt.buf = append(s.textPrompt.buf, ev.Rune)
 		}
 		return
+	case s.perm != nil && s.permScroll(ev):
+		return
 	case s.perm != nil || s.confirm != nil:
 		return
 	case len(s.screens) > 0:
@@ -331,6 +378,8 @@ func (s *state) unbound(ev keys.Event) {
 	case keys.Stroke{Key: keys.KeyEnter, Mod: keys.ModAlt}, keys.Stroke{Key: keys.KeyEnter, Mod: keys.ModShift}:
 		s.comp.insert("\n") // a line break in the prompt
 		s.composerChanged()
+	case editorKey:
+		s.openEditor()
 	}
 }
 
@@ -356,7 +405,11 @@ func (s *state) paste(text string) {
 }
 
 func (s *state) composerChanged() {
-	s.ac = newAutocomplete(s.comp.text(), s.ac)
+	prev := s.ac
+	s.ac = s.autocompleteFor(s.comp.text(), s.comp.cur, s.ac)
+	if s.ac == nil {
+		s.ac = s.fileMenu(prev) // @path completion of workspace files (mention.go)
+	}
 }
 
 // action runs a bound action of a context.
@@ -544,7 +597,7 @@ func (s *state) confirmAction(a keys.Action) {
 		return
 	}
 	s.confirm = nil
-	c.reply <- c.yes
+	c.reply(c.yes)
 }
 
 func (s *state) textAction(a keys.Action) {
@@ -609,11 +662,20 @@ func (s *state) event(ev agent.Event) {
 		}
 		s.finishStreaming()
 		s.entries = append(s.entries, &entry{kind: kind, turn: ev.Turn, text: ev.Text})
+	case agent.EventAgentStart, agent.EventAgentEnd:
+		s.subagent(ev)
 	case agent.EventToolStart:
+		if ev.Agent != nil {
+			s.subagent(ev)
+			break
+		}
 		s.finishStreaming()
 		t := ev.Tool
-		s.entries = append(s.entries, &entry{kind: entTool, turn: ev.Turn, tool: &toolEntry{callID: t.CallID, name: t.Name, args: argSummary(t.Args)}})
+		s.entries = append(s.entries, &entry{kind: entTool, turn: ev.Turn, tool: &toolEntry{callID: t.CallID, name: t.Name, args: argSummary(t.Args), started: s.now()}})
 	case agent.EventToolEnd:
+		if ev.Agent != nil {
+			break // a subagent's call: its start is shown, its end is not
+		}
 		for i := len(s.entries) - 1; i >= 0; i-- {
 			e := s.entries[i]
 			if e.kind == entTool && e.tool.callID == ev.Tool.CallID {
@@ -623,6 +685,17 @@ func (s *state) event(ev agent.Event) {
 				}
 				e.finished = true
 				e.changed()
+				break
+			}
+		}
+	case agent.EventToolProgress:
+		for i := len(s.entries) - 1; i >= 0; i-- {
+			e := s.entries[i]
+			if e.kind == entTool && e.tool.callID == ev.Tool.CallID {
+				if !e.tool.done {
+					e.tool.progress = ev.Tool.Progress
+					e.changed()
+				}
 				break
 			}
 		}
@@ -656,6 +729,12 @@ func (s *state) event(ev agent.Event) {
 		e.changed()
 	case agent.EventNotice:
 		s.notice(ev.Text)
+	case agent.EventHookStatus:
+		// A running hook's statusMessage shows in the spinner
+		// (docs/reference/runtime.md, "Hooks").
+		s.hookStatus = ev.Text
+	case agent.EventHookFailure:
+		s.notice("hook failed: " + ev.Text)
 	case agent.EventComplete:
 		s.endTurn()
 	case agent.EventInterrupted:
@@ -692,8 +771,41 @@ func (s *state) event(ev agent.Event) {
 		s.endTurn()
 	case agent.EventBackground:
 		s.notice(ev.Text)
+	case agent.EventTodos:
+		s.daily.todos = ev.Todos
+	case agent.EventToolOutput:
+		s.toolOutput(ev)
 	}
 }
+
+// subagent shows a subagent's progress inside the block of the Agent call
+// that runs it (docs/reference/runtime.md, "Subagents, commands and
+// skills").
+func (s *state) subagent(ev agent.Event) {
+	for i := len(s.entries) - 1; i >= 0; i-- {
+		e := s.entries[i]
+		if e.kind != entTool || e.tool.callID != ev.Agent.CallID {
+			continue
+		}
+		if e.tool.sub == nil {
+			e.tool.sub = &subView{agent: ev.Agent.Type + ": " + ev.Agent.Description}
+		}
+		switch ev.Kind {
+		case agent.EventToolStart:
+			e.tool.sub.calls = append(e.tool.sub.calls, ev.Tool.Name+"("+argSummary(ev.Tool.Args)+")")
+			if n := len(e.tool.sub.calls); n > maxSubCalls {
+				e.tool.sub.calls = e.tool.sub.calls[n-maxSubCalls:]
+			}
+		case agent.EventAgentEnd:
+			e.tool.sub.summary = ev.Text
+		}
+		e.changed()
+		return
+	}
+}
+
+// maxSubCalls is how many of a running subagent's calls its block shows.
+const maxSubCalls = 5
 
 func (s *state) finishStreaming() {
 	if n := len(s.entries); n > 0 && !s.entries[n-1].finished {
@@ -777,6 +889,7 @@ func (s *state) tick(now time.Time) {
 		s.hint = ""
 		s.dirty = true
 	}
+	s.refreshRunning(now)
 }
 
 // command runs a slash command typed in the composer.
@@ -788,7 +901,7 @@ func (s *state) command(line string) {
 	case "/help":
 		var b strings.Builder
 		b.WriteString("Commands:\n")
-		for _, c := range slashCommands {
+		for _, c := range append(slashCommands[:len(slashCommands):len(slashCommands)], s.extraCommands()...) {
 			fmt.Fprintf(&b, "  %-22s %s\n", c.text, c.help)
 		}
 		s.output(b.String())
@@ -806,6 +919,8 @@ func (s *state) command(line string) {
 		s.openTransports()
 	case "/theme":
 		s.openTheme()
+	case "/rewind":
+		s.openRewind()
 	case "/mcp":
 		if len(words) == 2 && words[1] == "approve" && s.hooks.PendingMCP != nil {
 			s.openMCPApprove()
@@ -815,7 +930,7 @@ func (s *state) command(line string) {
 			s.runCommand(words)
 		}
 	default:
-		if !knownCommand(words[0]) {
+		if !knownCommand(words[0], s.extraCommands()) {
 			s.notice(fmt.Sprintf("Unknown command %s (see /help).", words[0]))
 			return
 		}

@@ -36,7 +36,7 @@ func (s *state) view(f *screen.Frame) {
 	cursorRow, cursorCol := -1, 0
 	switch {
 	case s.perm != nil:
-		bottom = s.permLines(w)
+		bottom = s.permLines(w, max(y, 1))
 	case s.confirm != nil:
 		bottom = s.confirmLines(w)
 	case s.textPrompt != nil:
@@ -46,7 +46,7 @@ func (s *state) view(f *screen.Frame) {
 	default:
 		var comp []screen.Line
 		comp, cursorRow, cursorCol = s.composerLines(w, max(h/3, 1))
-		bottom = append(s.queuedLines(w), comp...)
+		bottom = append(append(s.todoLines(w), s.queuedLines(w)...), comp...)
 		cursorRow += len(bottom) - len(comp)
 	}
 	// The prompt area takes what it needs up to all but one row.
@@ -234,9 +234,21 @@ func (e *entry) toolLines(w int, s *state) []screen.Line {
 	}
 	ls := []screen.Line{truncLine(head, w)}
 	inner := max(w-4, 1)
+	if sub := t.sub; sub != nil && !t.done {
+		// A running subagent: its latest calls; when it ends the block
+		// collapses to its answer and figures line.
+		ls = append(ls, truncLine(screen.Line{{Text: "  ⎿ agent " + screen.SanitizeLine(sub.agent), Style: s.th.dim}}, w))
+		for _, c := range sub.calls {
+			ls = append(ls, truncLine(screen.Line{{Text: "    ⚙ " + screen.SanitizeLine(c), Style: s.th.dim}}, w))
+		}
+		return ls
+	}
 	switch {
+	case !t.done && t.progress != "":
+		// What the call last reported (an MCP server's progress).
+		ls = append(ls, screen.Line{{Text: "  ⎿ running: ", Style: s.th.dim}, {Text: screen.TruncateEllipsis(screen.SanitizeLine(t.progress), max(inner-9, 1)), Style: s.th.dim}})
 	case !t.done:
-		ls = append(ls, screen.Line{{Text: "  ⎿ running…", Style: s.th.dim}})
+		ls = append(ls, s.runningLines(t, inner)...)
 	case t.denied:
 		ls = append(ls, screen.Line{{Text: "  ⎿ ", Style: s.th.dim}, {Text: screen.TruncateEllipsis(screen.SanitizeLine(firstLine(t.content)), inner), Style: s.th.err}})
 	case t.display != "":
@@ -388,44 +400,6 @@ func (s *state) menuLines(w int) []screen.Line {
 	return ls
 }
 
-func (s *state) permLines(w int) []screen.Line {
-	p := s.perm
-	inner := max(w-2, 1)
-	title := screen.Line{{Text: "Allow ", Style: s.th.title}, {Text: screen.SanitizeLine(p.req.Tool), Style: s.th.toolName}, {Text: "?", Style: s.th.title}}
-	if p.escalation() {
-		title = screen.Line{{Text: "Run ", Style: s.th.title}, {Text: screen.SanitizeLine(p.req.Tool), Style: s.th.toolName}, {Text: " outside the sandbox?", Style: s.th.title}}
-	}
-	ls := []screen.Line{
-		{{Text: strings.Repeat("─", w), Style: s.th.dim}},
-		truncLine(title, w),
-	}
-	args := screen.Wrap(argSummary(p.req.Args), inner, screen.Style{})
-	if len(args) > 6 {
-		args = append(args[:6], screen.Line{{Text: "…", Style: s.th.dim}})
-	}
-	ls = append(ls, prefixed("  ", "  ", screen.Style{}, args)...)
-	if p.escalation() {
-		// What it asks for and why, whole: the model's justification is
-		// what the user decides on.
-		ls = append(ls, prefixed("  ", "  ", s.th.dim, screen.Wrap(screen.SanitizeLine(p.req.Reason), inner, s.th.dim))...)
-	} else if p.req.Reason != "" {
-		ls = append(ls, truncLine(screen.Line{{Text: "  " + screen.SanitizeLine(p.req.Reason), Style: s.th.dim}}, w))
-	}
-	for i, c := range p.choices() {
-		label := c.label
-		if (i == 1 || i == 2) && p.req.Suggest != "" && !p.escalation() { // the answers that record a rule
-			label += " (" + screen.SanitizeLine(p.req.Suggest) + ")"
-		}
-		st := screen.Style{}
-		mark := "  "
-		if i == p.sel {
-			st, mark = s.th.selected, "› "
-		}
-		ls = append(ls, truncLine(screen.Line{{Text: mark}, {Text: fmt.Sprintf("%d. %s", i+1, label), Style: st}}, w))
-	}
-	return ls
-}
-
 func (s *state) confirmLines(w int) []screen.Line {
 	c := s.confirm
 	ls := []screen.Line{{{Text: strings.Repeat("─", w), Style: s.th.dim}}}
@@ -445,6 +419,9 @@ func (s *state) textPromptLines(w int) ([]screen.Line, int, int) {
 	t := s.textPrompt
 	ls := []screen.Line{{{Text: strings.Repeat("─", w), Style: s.th.dim}}}
 	ls = append(ls, truncLine(screen.Line{{Text: screen.SanitizeLine(t.title), Style: s.th.title}}, w))
+	if t.detail != "" {
+		ls = append(ls, screen.Wrap(t.detail, w, s.th.dim)...)
+	}
 	v := string(t.buf)
 	if t.masked {
 		v = strings.Repeat("•", len(t.buf))
@@ -495,8 +472,14 @@ func (s *state) drawStatus(f *screen.Frame, y int) {
 			sp = "…" // reduced motion: no animation (the theme-picker toggle; docs/reference/keybindings.md, "Contexts")
 		}
 		right = sp + " thinking "
+		if a := s.activeForm(); a != "" {
+			right = sp + " " + screen.TruncateEllipsis(screen.SanitizeLine(a), 40) + " "
+		}
 		if s.compacting != nil {
 			right = sp + " compacting "
+		}
+		if s.hookStatus != "" {
+			right = sp + " " + screen.TruncateEllipsis(screen.SanitizeLine(s.hookStatus), 40) + " "
 		}
 	}
 	if first, ok := s.matcher.Pending(); ok {

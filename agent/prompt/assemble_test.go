@@ -38,7 +38,7 @@ func TestStaticGolden(t *testing.T) {
 // and of their real argument names (docs/reference/runtime.md, "Built-in
 // tools"), and holds nothing that varies.
 func TestStaticNamesTheTools(t *testing.T) {
-	for _, s := range []string{"Read (", "Write (", "Edit (", "Glob (", "Grep (", "Bash (", "WebFetch (", "MCPStatus",
+	for _, s := range []string{"Read (", "Write (", "Edit (", "Glob (", "Grep (", "Bash (", "WebFetch (", "MCPStatus", "TodoWrite (", "activeForm", "in_progress",
 		"file_path", "offset", "limit", "old_string", "new_string", "replace_all", "content", "pattern", "output_mode",
 		"head_limit", "-i", "-n", "timeout", "description", "url", "raw", "Permission denied", "path:line"} {
 		if !strings.Contains(Static, s) {

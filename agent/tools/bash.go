@@ -95,7 +95,7 @@ func (t *bashTool) Run(ctx context.Context, args json.RawMessage) Result {
 	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	out := &outputCapture{keep: t.lim.Output / 2}
+	out := &outputCapture{keep: t.lim.Output / 2, live: outputSink(ctx)}
 	build := func() *exec.Cmd {
 		cmd := exec.CommandContext(runCtx, t.shell, "-c", a.Command)
 		cmd.Dir = t.ws
@@ -176,11 +176,15 @@ type outputCapture struct {
 	head  []byte
 	tail  []byte
 	total int64
+	live  func([]byte) // the runtime's view of the output as it comes; may be nil
 }
 
 func (c *outputCapture) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.live != nil {
+		c.live(p)
+	}
 	c.total += int64(len(p))
 	n := len(p)
 	if room := c.keep - len(c.head); room > 0 {

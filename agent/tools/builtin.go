@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"agent/internal/netguard"
+	"agent/internal/search"
 )
 
 // Options configure the built-in tools (docs/reference/runtime.md,
@@ -33,6 +34,8 @@ type Options struct {
 	// exists, else /bin/sh.
 	Shell string
 	// Env is the environment of Bash commands; nil means the process's.
+	// Glob and Grep read HOME (when Home is empty), XDG_CONFIG_HOME and
+	// GIT_CONFIG_GLOBAL from it to find the user's git configuration.
 	Env []string
 	// Sandbox confines Bash commands (docs/sandbox.md); nil runs them
 	// unconfined, as the Agent API does.
@@ -109,15 +112,41 @@ func Builtin(opts Options) []Tool {
 			shell = "/bin/bash"
 		}
 	}
+	sh := &searchShared{env: searchEnv(opts), said: &problemsSeen{}}
 	return []Tool{
 		&readTool{ps: ps, lim: lim},
 		&writeTool{ps: ps, lim: lim},
 		&editTool{ps: ps, lim: lim},
-		&globTool{ps: ps, lim: lim},
-		&grepTool{ps: ps, lim: lim},
+		&globTool{ps: ps, lim: lim, sh: sh},
+		&grepTool{ps: ps, lim: lim, sh: sh},
 		&bashTool{ws: ws, shell: shell, env: opts.Env, lim: lim, sb: opts.Sandbox},
 		newWebFetch(opts.Network, lim),
 	}
+}
+
+// searchEnv finds the user's git configuration for the search tools'
+// ignore rules: the home of opts (else $HOME), $XDG_CONFIG_HOME and
+// $GIT_CONFIG_GLOBAL of the tools' environment (the process's when
+// opts.Env is nil).
+func searchEnv(opts Options) search.Env {
+	env := opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	get := func(name string) string {
+		v := ""
+		for _, kv := range env {
+			if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+				v = val // the last one wins, as in the process environment
+			}
+		}
+		return v
+	}
+	e := search.Env{Home: opts.Home, XDGConfigHome: get("XDG_CONFIG_HOME"), GitConfigGlobal: get("GIT_CONFIG_GLOBAL")}
+	if e.Home == "" {
+		e.Home = get("HOME")
+	}
+	return e
 }
 
 // decodeToolArgs reads a call's arguments. The runtime has checked them

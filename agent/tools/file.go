@@ -216,54 +216,74 @@ func (t *writeTool) Target(args json.RawMessage) (Target, error) {
 }
 
 func (t *writeTool) Run(ctx context.Context, args json.RawMessage) Result {
-	var a writeArgs
-	if err := decodeToolArgs(args, &a); err != nil {
-		return errorResult("%v", err)
-	}
-	if a.Content == nil {
-		return errorResult("content is required")
-	}
-	real, _, err := t.ps.resolve(a.FilePath)
-	if err != nil {
-		return errorResult("%v", err)
+	w, fail := t.plan(args)
+	if fail != nil {
+		return *fail
 	}
 	if ctx.Err() != nil {
 		return errorResult("interrupted")
 	}
-	old, existed, display := "", false, ""
+	if err := os.MkdirAll(filepath.Dir(w.real), 0o755); err != nil {
+		return errorResult("creating the folder: %v", err)
+	}
+	if err := replaceFile(w.real, []byte(w.content), newFileMode); err != nil {
+		return errorResult("%v", err)
+	}
+	display := w.note
+	if display == "" {
+		display = unifiedDiff(t.ps.displayName(w.real), w.old, w.content)
+	}
+	verb := "Created"
+	if w.existed {
+		verb = "Wrote"
+	}
+	return Result{Content: fmt.Sprintf("%s %s (%d bytes)", verb, w.real, len(w.content)), Display: display}
+}
+
+// writePlan is what a Write call will do: the file, its content before
+// (or a note on why it cannot be shown) and after.
+type writePlan struct {
+	real, old, content, note string
+	existed                  bool
+}
+
+// plan works out a Write call without changing anything (Run and the
+// permission prompt's preview).
+func (t *writeTool) plan(args json.RawMessage) (writePlan, *Result) {
+	var a writeArgs
+	var w writePlan
+	fail := func(r Result) (writePlan, *Result) { return w, &r }
+	if err := decodeToolArgs(args, &a); err != nil {
+		return fail(errorResult("%v", err))
+	}
+	if a.Content == nil {
+		return fail(errorResult("content is required"))
+	}
+	real, _, err := t.ps.resolve(a.FilePath)
+	if err != nil {
+		return fail(errorResult("%v", err))
+	}
+	w.real, w.content = real, *a.Content
 	switch fi, err := os.Stat(real); {
 	case err == nil && fi.IsDir():
-		return errorResult("%s is a folder", real)
+		return fail(errorResult("%s is a folder", real))
 	case err == nil && !fi.Mode().IsRegular():
-		return errorResult("%s is not a regular file", real)
+		return fail(errorResult("%s is not a regular file", real))
 	case err == nil:
-		existed = true
+		w.existed = true
 		data, err := securefile.ReadFile(real, t.lim.FileBytes)
 		switch {
 		case err != nil:
-			display = fmt.Sprintf("(the previous content is not shown: %v)", err)
+			w.note = fmt.Sprintf("(the previous content is not shown: %v)", err)
 		case isBinary(data):
-			display = "(a binary file was replaced)"
+			w.note = "(a binary file was replaced)"
 		default:
-			old = string(data)
+			w.old = string(data)
 		}
 	case !errors.Is(err, fs.ErrNotExist):
-		return errorResult("%v", err)
+		return fail(errorResult("%v", err))
 	}
-	if err := os.MkdirAll(filepath.Dir(real), 0o755); err != nil {
-		return errorResult("creating the folder: %v", err)
-	}
-	if err := replaceFile(real, []byte(*a.Content), newFileMode); err != nil {
-		return errorResult("%v", err)
-	}
-	if display == "" {
-		display = unifiedDiff(t.ps.displayName(real), old, *a.Content)
-	}
-	verb := "Created"
-	if existed {
-		verb = "Wrote"
-	}
-	return Result{Content: fmt.Sprintf("%s %s (%d bytes)", verb, real, len(*a.Content)), Display: display}
+	return w, nil
 }
 
 type editTool struct {
@@ -297,38 +317,73 @@ func (t *editTool) Target(args json.RawMessage) (Target, error) {
 }
 
 func (t *editTool) Run(ctx context.Context, args json.RawMessage) Result {
-	var a editArgs
-	if err := decodeToolArgs(args, &a); err != nil {
+	e, fail := t.plan(args)
+	if fail != nil {
+		return *fail
+	}
+	if ctx.Err() != nil {
+		return errorResult("interrupted")
+	}
+	if err := replaceFile(e.real, []byte(e.updated), newFileMode); err != nil {
 		return errorResult("%v", err)
 	}
+	word := "occurrence"
+	if e.n > 1 {
+		word = "occurrences"
+	}
+	return Result{
+		Content: fmt.Sprintf("Edited %s: replaced %d %s", e.real, e.n, word),
+		Display: unifiedDiff(t.ps.displayName(e.real), e.text, e.updated),
+	}
+}
+
+// editPlan is what an Edit call will do: the file, its text before and
+// after, and how many occurrences change.
+type editPlan struct {
+	real, text, updated string
+	n                   int
+}
+
+// plan works out an Edit call without changing anything (Run and the
+// permission prompt's preview).
+func (t *editTool) plan(args json.RawMessage) (editPlan, *Result) {
+	var a editArgs
+	var e editPlan
+	fail := func(format string, args ...any) (editPlan, *Result) {
+		r := errorResult(format, args...)
+		return e, &r
+	}
+	if err := decodeToolArgs(args, &a); err != nil {
+		return fail("%v", err)
+	}
 	if a.OldString == nil || a.NewString == nil {
-		return errorResult("old_string and new_string are required")
+		return fail("old_string and new_string are required")
 	}
 	oldS, newS := *a.OldString, *a.NewString
 	if oldS == "" {
-		return errorResult("old_string is empty; use Write to create or replace a whole file")
+		return fail("old_string is empty; use Write to create or replace a whole file")
 	}
 	if oldS == newS {
-		return errorResult("old_string and new_string are the same; there is nothing to change")
+		return fail("old_string and new_string are the same; there is nothing to change")
 	}
 	real, _, err := t.ps.resolve(a.FilePath)
 	if err != nil {
-		return errorResult("%v", err)
+		return fail("%v", err)
 	}
 	if !lstatExists(real) {
-		return errorResult("%s does not exist; Edit changes existing files (use Write to create one)", real)
+		return fail("%s does not exist; Edit changes existing files (use Write to create one)", real)
 	}
 	f, err := openRegular(real)
 	if err != nil {
-		return errorResult("%v", err)
+		return fail("%v", err)
 	}
 	f.Close()
 	data, err := securefile.ReadFile(real, t.lim.FileBytes)
 	if err != nil {
-		return errorResult("%v", err)
+		return fail("%v", err)
 	}
 	if isBinary(data) {
-		return errorResult("%s is a binary file; Edit changes text files only", real)
+		return fail("%s is a binary file; Edit changes text files only", real)
 	}
 	text := string(data)
 	n := strings.Count(text, oldS)
@@ -341,30 +396,17 @@ func (t *editTool) Run(ctx context.Context, args json.RawMessage) Result {
 	}
 	switch {
 	case n == 0:
-		return errorResult("old_string was not found in %s; it must match exactly, including white space and indentation (Read the file to see its current text)", real)
+		return fail("old_string was not found in %s; it must match exactly, including white space and indentation (Read the file to see its current text)", real)
 	case n > 1 && !a.ReplaceAll:
-		return errorResult("old_string occurs %d times in %s; include more surrounding lines to make it unique, or set replace_all to replace every occurrence", n, real)
+		return fail("old_string occurs %d times in %s; include more surrounding lines to make it unique, or set replace_all to replace every occurrence", n, real)
 	}
-	if ctx.Err() != nil {
-		return errorResult("interrupted")
-	}
-	var updated string
+	e.real, e.text, e.n = real, text, n
 	if a.ReplaceAll {
-		updated = strings.ReplaceAll(text, oldS, newS)
+		e.updated = strings.ReplaceAll(text, oldS, newS)
 	} else {
-		updated = strings.Replace(text, oldS, newS, 1)
+		e.updated = strings.Replace(text, oldS, newS, 1)
 	}
-	if err := replaceFile(real, []byte(updated), newFileMode); err != nil {
-		return errorResult("%v", err)
-	}
-	word := "occurrence"
-	if n > 1 {
-		word = "occurrences"
-	}
-	return Result{
-		Content: fmt.Sprintf("Edited %s: replaced %d %s", real, n, word),
-		Display: unifiedDiff(t.ps.displayName(real), text, updated),
-	}
+	return e, nil
 }
 
 func lstatExists(p string) bool {

@@ -1,20 +1,18 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"agent/internal/pathglob"
-	"agent/internal/securefile"
+	"agent/internal/search"
 )
 
 const (
@@ -130,61 +128,64 @@ func matchAny(pats [][]string, rel string) bool {
 	return false
 }
 
-// errWalkLimit ends a walk that visited WalkEntries entries; errOutputFull
-// ends a search whose output is complete.
-var (
-	errWalkLimit  = errors.New("walk limit")
-	errOutputFull = errors.New("output full")
-)
+// problemsSeen remembers the ignore-file problems already told to the
+// model in this session, so each is said once (docs/reference/runtime.md,
+// "What the search tools skip").
+type problemsSeen struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
 
-// walkTree visits root's tree in lexical order, skipping .git folders and not
-// following symbolic links, so a search never leaves the folder it was
-// allowed to read. fn gets the path relative to root.
-func walkTree(ctx context.Context, root string, limit, maxDepth int, fn func(rel string, d fs.DirEntry) error) (truncated bool, err error) {
-	n := 0
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == root {
-				return err
-			}
-			return nil // an unreadable folder is skipped
+// maxProblemsSeen bounds the memory of problems said.
+const maxProblemsSeen = 1000
+
+// fresh returns the problems not said before and remembers them.
+func (p *problemsSeen) fresh(all []string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	for _, s := range all {
+		if p.seen[s] {
+			continue
 		}
-		if p == root {
-			return nil
+		if p.seen == nil {
+			p.seen = map[string]bool{}
 		}
-		if n++; n > limit {
-			return errWalkLimit
+		if len(p.seen) < maxProblemsSeen {
+			p.seen[s] = true
 		}
-		if n%256 == 0 && ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if d.Name() == ".git" {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		rel := p[len(root)+1:]
-		if root == "/" {
-			rel = p[1:]
-		}
-		if d.IsDir() && maxDepth >= 0 && strings.Count(rel, "/")+1 >= maxDepth {
-			if err := fn(rel, d); err != nil {
-				return err
-			}
-			return filepath.SkipDir
-		}
-		return fn(rel, d)
-	})
-	if errors.Is(err, errWalkLimit) {
-		return true, nil
+		out = append(out, s)
 	}
-	return false, err
+	return out
+}
+
+// searchShared is what Glob and Grep share: the environment that locates
+// the user's git configuration, and the problems already said.
+type searchShared struct {
+	env    search.Env
+	said   *problemsSeen
+	budget int // workers; 0: GOMAXPROCS
+}
+
+// notices formats what a walk skipped, for the end of a result.
+func (sh *searchShared) notices(rep *search.Report) string {
+	if rep == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, n := range rep.Notices() {
+		fmt.Fprintf(&b, "[%s]\n", n)
+	}
+	for _, p := range sh.said.fresh(rep.Problems()) {
+		fmt.Fprintf(&b, "[ignore rules: %s]\n", p)
+	}
+	return b.String()
 }
 
 type globTool struct {
 	ps  toolPaths
 	lim Limits
+	sh  *searchShared
 }
 
 type globArgs struct {
@@ -195,8 +196,9 @@ type globArgs struct {
 func (t *globTool) Spec() Spec {
 	return Spec{
 		Name: "Glob",
-		Description: "Find files by name pattern (e.g. **/*.go). Returns absolute paths sorted by name; " +
-			".git folders are skipped and symbolic links to folders are not followed.",
+		Description: "Find files by name pattern (e.g. **/*.go). Returns absolute paths, most recently modified first; " +
+			"what git ignores (.gitignore, .ignore, .git/info/exclude, the user's excludes file) and .git folders are skipped, " +
+			"hidden files are included, and symbolic links to folders are not followed. A path named literally is found even when ignored.",
 		Schema: json.RawMessage(globSchema),
 		Risk:   RiskInspect,
 	}
@@ -244,6 +246,12 @@ func (t *globTool) Target(args json.RawMessage) (Target, error) {
 	return root, err
 }
 
+// globFound is one file Glob found.
+type globFound struct {
+	path  string
+	mtime int64
+}
+
 func (t *globTool) Run(ctx context.Context, args json.RawMessage) Result {
 	var a globArgs
 	if err := decodeToolArgs(args, &a); err != nil {
@@ -256,43 +264,112 @@ func (t *globTool) Run(ctx context.Context, args json.RawMessage) Result {
 	if fi, err := os.Stat(root.Value); err != nil || !fi.IsDir() {
 		return Result{Content: "No files found (" + root.Value + " is not a folder)"}
 	}
-	pats, depth := compileGlob(rest)
-	var found []string
-	truncated, err := walkTree(ctx, root.Value, t.lim.WalkEntries, depth, func(rel string, d fs.DirEntry) error {
-		if !d.IsDir() && matchAny(pats, rel) {
-			found = append(found, filepath.Join(root.Value, rel))
+	var found []globFound
+	var rep *search.Report
+	truncated := false
+	if !globMeta(rest) && !strings.ContainsAny(rest, "{") {
+		// A literal path is named explicitly: found even when ignored.
+		p := filepath.Join(root.Value, rest)
+		if fi, err := os.Lstat(p); err == nil && !fi.IsDir() {
+			found = append(found, globFound{p, fi.ModTime().UnixNano()})
 		}
-		return nil
+	} else {
+		pats, depth := compileGlob(rest)
+		workers := t.sh.workers()
+		per := make([][]globFound, workers)
+		rep, err = search.Walk(ctx, search.WalkOptions{
+			Root:       root.Value,
+			Env:        t.sh.env,
+			Workers:    workers,
+			MaxEntries: t.lim.WalkEntries,
+			Descend: func(rel string, d int) bool {
+				return (depth < 0 || d < depth) && couldHold(pats, rel)
+			},
+			Visit: func(id int, e search.Entry) {
+				if !matchAny(pats, e.Rel) {
+					return
+				}
+				var mtime int64
+				if fi, err := os.Lstat(e.Path); err == nil {
+					mtime = fi.ModTime().UnixNano()
+				}
+				per[id] = append(per[id], globFound{e.Path, mtime})
+			},
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return errorResult("interrupted")
+			}
+			return errorResult("searching %s: %v", root.Value, err)
+		}
+		for _, f := range per {
+			found = append(found, f...)
+		}
+		truncated = rep.Truncated
+	}
+	sort.Slice(found, func(i, j int) bool {
+		if found[i].mtime != found[j].mtime {
+			return found[i].mtime > found[j].mtime
+		}
+		return found[i].path < found[j].path
 	})
-	if err != nil {
-		return errorResult("searching %s: %v", root.Value, err)
-	}
-	sort.Strings(found)
-	if len(found) == 0 {
-		msg := "No files found"
-		if truncated {
-			msg += fmt.Sprintf(" [the search stopped after %d entries; narrow the pattern or the path]", t.lim.WalkEntries)
-		}
-		return Result{Content: msg}
-	}
 	var out strings.Builder
+	if len(found) == 0 {
+		out.WriteString("No files found")
+	}
 	for i, f := range found {
-		if out.Len()+len(f) > t.lim.Output {
+		if out.Len()+len(f.path) > t.lim.Output {
 			fmt.Fprintf(&out, "[%d more files not shown; narrow the pattern]\n", len(found)-i)
 			break
 		}
-		out.WriteString(f)
+		out.WriteString(f.path)
 		out.WriteByte('\n')
 	}
+	notes := ""
 	if truncated {
-		fmt.Fprintf(&out, "[the search stopped after %d entries; narrow the pattern or the path]\n", t.lim.WalkEntries)
+		notes += fmt.Sprintf("[the search stopped after %d entries; narrow the pattern or the path]\n", t.lim.WalkEntries)
 	}
-	return Result{Content: out.String()}
+	notes += t.sh.notices(rep)
+	if notes != "" && len(found) == 0 {
+		out.WriteByte('\n')
+	}
+	return Result{Content: out.String() + notes}
+}
+
+// couldHold reports whether a folder (its path below the search root) can
+// hold a match of one of the patterns, so the walk need not enter
+// folders no pattern reaches.
+func couldHold(pats [][]string, rel string) bool {
+	segs := strings.Split(rel, "/")
+next:
+	for _, p := range pats {
+		for i, s := range segs {
+			if i >= len(p) || p[i] == "**" {
+				if i < len(p) {
+					return true
+				}
+				continue next
+			}
+			if i == len(p)-1 || !pathglob.MatchSegment(p[i], s) {
+				continue next
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func (sh *searchShared) workers() int {
+	if sh.budget > 0 {
+		return sh.budget
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 type grepTool struct {
 	ps  toolPaths
 	lim Limits
+	sh  *searchShared
 }
 
 type grepArgs struct {
@@ -311,8 +388,9 @@ type grepArgs struct {
 func (t *grepTool) Spec() Spec {
 	return Spec{
 		Name: "Grep",
-		Description: "Search file contents with a regular expression (RE2 syntax), line by line. Binary files, " +
-			".git folders and symbolic links are skipped; results are in path order.",
+		Description: "Search file contents with a regular expression (RE2 syntax), line by line. What git ignores " +
+			"(.gitignore, .ignore, .git/info/exclude, the user's excludes file), .git folders, binary files and symbolic links are skipped; " +
+			"hidden files are searched, and a file or folder named as path is searched even when ignored. Results are in path order.",
 		Schema: json.RawMessage(grepSchema),
 		Risk:   RiskInspect,
 	}
@@ -333,52 +411,25 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// grepOut collects output within the limits and notes what was cut.
-type grepOut struct {
-	b         strings.Builder
-	lines     int
-	headLimit int
-	maxBytes  int
-	full      bool
-}
-
-func (g *grepOut) line(s string) bool {
-	if g.full {
-		return false
-	}
-	if (g.headLimit > 0 && g.lines >= g.headLimit) || g.b.Len()+len(s) > g.maxBytes {
-		g.full = true
-		return false
-	}
-	g.b.WriteString(s)
-	g.b.WriteByte('\n')
-	g.lines++
-	return true
-}
-
 func (t *grepTool) Run(ctx context.Context, args json.RawMessage) Result {
 	var a grepArgs
 	if err := decodeToolArgs(args, &a); err != nil {
 		return errorResult("%v", err)
 	}
-	expr := a.Pattern
-	if a.IgnoreCase {
-		expr = "(?i)" + expr
-	}
-	re, err := regexp.Compile(expr)
+	m, err := search.Compile(a.Pattern, a.IgnoreCase)
 	if err != nil {
 		return errorResult("invalid regular expression (RE2 syntax): %v", err)
 	}
 	if a.Pattern == "" {
 		return errorResult("pattern is required")
 	}
-	mode := orDefault(a.OutputMode, "files_with_matches")
-	if mode != "content" && mode != "files_with_matches" && mode != "count" {
+	modes := map[string]search.Mode{"files_with_matches": search.FilesWithMatches, "count": search.Count, "content": search.Content}
+	mode, ok := modes[orDefault(a.OutputMode, "files_with_matches")]
+	if !ok {
 		return errorResult("output_mode must be content, files_with_matches or count")
 	}
 	before, after := max(a.Before, a.Context, 0), max(a.After, a.Context, 0)
 	before, after = min(before, 100), min(after, 100)
-	numbers := a.LineNums == nil || *a.LineNums
 	root, err := t.ps.target(orDefault(a.Path, "."))
 	if err != nil {
 		return errorResult("%v", err)
@@ -387,72 +438,56 @@ func (t *grepTool) Run(ctx context.Context, args json.RawMessage) Result {
 	if err != nil {
 		return errorResult("%s does not exist", root.Value)
 	}
-	var filter [][]string
-	nameOnly := false
-	if a.Glob != "" {
-		filter, _ = compileGlob(a.Glob)
-		nameOnly = !strings.Contains(a.Glob, "/")
-	}
-	out := &grepOut{headLimit: a.HeadLimit, maxBytes: t.lim.Output}
-	tooBig, matchedFiles := 0, 0
-	search := func(p string) error {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		data, err := securefile.ReadFile(p, t.lim.FileBytes)
-		if errors.Is(err, securefile.ErrTooLarge) {
-			tooBig++
-			return nil
-		}
-		if err != nil || isBinary(data) {
-			return nil
-		}
-		if t.grepFile(p, data, re, mode, numbers, before, after, out) {
-			matchedFiles++
-		}
-		if out.full {
-			return errOutputFull
-		}
-		return nil
-	}
-	truncated := false
-	if fi.Mode().IsRegular() {
-		err = search(root.Value)
-	} else if fi.IsDir() {
-		truncated, err = walkTree(ctx, root.Value, t.lim.WalkEntries, -1, func(rel string, d fs.DirEntry) error {
-			if !d.Type().IsRegular() {
-				return nil // folders are walked; links and devices are not read
-			}
-			if filter != nil {
-				if nameOnly && !matchAnySegment(filter, d.Name()) || !nameOnly && !matchAny(filter, rel) {
-					return nil
-				}
-			}
-			return search(filepath.Join(root.Value, rel))
-		})
-	} else {
+	if !fi.Mode().IsRegular() && !fi.IsDir() {
 		return errorResult("%s is not a file or folder", root.Value)
 	}
-	if err != nil && !errors.Is(err, errOutputFull) {
+	o := search.GrepOptions{
+		Walk:         search.WalkOptions{Root: root.Value, Env: t.sh.env, Workers: t.sh.workers(), MaxEntries: t.lim.WalkEntries},
+		File:         fi.Mode().IsRegular(),
+		Matcher:      m,
+		Mode:         mode,
+		Before:       before,
+		After:        after,
+		LineNumbers:  a.LineNums == nil || *a.LineNums,
+		HeadLimit:    a.HeadLimit,
+		MaxBytes:     t.lim.Output,
+		MaxFileBytes: t.lim.FileBytes,
+		Text:         func(line []byte) string { return cutLine(textOf(line), t.lim.LineLength) },
+	}
+	if a.Glob != "" {
+		filter, _ := compileGlob(a.Glob)
+		nameOnly := !strings.Contains(a.Glob, "/")
+		o.Filter = func(e search.Entry) bool {
+			if nameOnly {
+				return matchAnySegment(filter, e.Name)
+			}
+			return matchAny(filter, e.Rel)
+		}
+	}
+	res, err := search.Grep(ctx, o)
+	if err != nil {
 		if ctx.Err() != nil {
 			return errorResult("interrupted")
 		}
 		return errorResult("searching %s: %v", root.Value, err)
 	}
-	res := out.b.String()
-	if matchedFiles == 0 {
-		res = "No matches found\n"
+	out := res.Output
+	if res.Files == 0 {
+		out = "No matches found\n"
 	}
-	if out.full {
-		res += "[more results not shown: the output limit was reached; narrow the search or use head_limit]\n"
+	if res.Full {
+		out += "[more results not shown: the output limit was reached; narrow the search or use head_limit]\n"
 	}
-	if truncated {
-		res += fmt.Sprintf("[the search stopped after %d entries; narrow the path or the glob]\n", t.lim.WalkEntries)
+	if res.Report != nil && res.Report.Truncated {
+		out += fmt.Sprintf("[the search stopped after %d entries; narrow the path or the glob]\n", t.lim.WalkEntries)
 	}
-	if tooBig > 0 {
-		res += fmt.Sprintf("[%d files larger than %d bytes were not searched]\n", tooBig, t.lim.FileBytes)
+	if res.TooBig > 0 {
+		out += fmt.Sprintf("[%d files larger than %d bytes were not searched]\n", res.TooBig, t.lim.FileBytes)
 	}
-	return Result{Content: res}
+	if res.NGrew > 0 {
+		out += fmt.Sprintf("[%d files grew while they were searched; what they held when opened was searched: %s]\n", res.NGrew, strings.Join(res.Grew, ", "))
+	}
+	return Result{Content: out + t.sh.notices(res.Report)}
 }
 
 func matchAnySegment(pats [][]string, name string) bool {
@@ -462,80 +497,4 @@ func matchAnySegment(pats [][]string, name string) bool {
 		}
 	}
 	return false
-}
-
-// grepFile searches one file's lines and writes its results; it reports
-// whether anything matched.
-func (t *grepTool) grepFile(p string, data []byte, re *regexp.Regexp, mode string, numbers bool, before, after int, out *grepOut) bool {
-	var starts []int // line start offsets, kept for context lines
-	var matches []int
-	for off, n := 0, 0; off < len(data); n++ {
-		end := bytes.IndexByte(data[off:], '\n')
-		if end < 0 {
-			end = len(data)
-		} else {
-			end += off
-		}
-		starts = append(starts, off)
-		if re.Match(trimCR(data[off:end])) {
-			matches = append(matches, n)
-			if mode == "files_with_matches" {
-				break
-			}
-		}
-		off = end + 1
-	}
-	if len(matches) == 0 {
-		return false
-	}
-	switch mode {
-	case "files_with_matches":
-		out.line(p)
-		return true
-	case "count":
-		out.line(fmt.Sprintf("%s:%d", p, len(matches)))
-		return true
-	}
-	line := func(n int) string {
-		end := len(data)
-		if n+1 < len(starts) {
-			end = starts[n+1] - 1
-		}
-		return cutLine(textOf(trimCR(bytes.TrimSuffix(data[starts[n]:end], []byte("\n")))), t.lim.LineLength)
-	}
-	isMatch := make(map[int]bool, len(matches))
-	for _, m := range matches {
-		isMatch[m] = true
-	}
-	last := -1 // the last line printed
-	for _, m := range matches {
-		from, to := max(m-before, last+1, 0), min(m+after, len(starts)-1)
-		if last >= 0 && from > last+1 && (before > 0 || after > 0) {
-			if !out.line("--") {
-				return true
-			}
-		}
-		for n := from; n <= to; n++ {
-			sep := "-"
-			if isMatch[n] {
-				sep = ":"
-			}
-			s := p + sep + line(n)
-			if numbers {
-				s = fmt.Sprintf("%s%s%d%s%s", p, sep, n+1, sep, line(n))
-			}
-			if !out.line(s) {
-				return true
-			}
-			last = n
-		}
-	}
-	return true
-}
-
-func trimCR(b []byte) []byte {
-	if n := len(b); n > 0 && b[n-1] == '\r' {
-		return b[:n-1]
-	}
-	return b
 }

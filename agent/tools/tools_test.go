@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"agent/internal/jsonschema"
 	"agent/internal/securefile"
@@ -364,12 +365,21 @@ func searchTree(t *testing.T, ws, outside string) {
 	writeTestFile(t, ws+"/src/x.go", "package src\n\nvar a = 1 // todo\nvar b = 2\nvar c = 3\nvar d = 4\nvar e = 5 // TODO: three\n")
 	writeTestFile(t, ws+"/src/deep/y.go", "package deep\n")
 	writeTestFile(t, ws+"/src/deep/y.ts", "let y = 1 // TODO\n")
-	writeTestFile(t, ws+"/.git/config", "TODO in git\n")
+	writeTestFile(t, ws+"/.git/notes", "TODO in git\n")
 	writeTestFile(t, ws+"/.hidden.go", "package hidden // TODO\n")
 	mustNil(t, os.WriteFile(ws+"/blob.bin", []byte("TODO\x00binary"), 0o644))
 	writeTestFile(t, outside+"/secret.go", "TODO outside\n")
 	mustNil(t, os.Symlink(outside, ws+"/linkdir"))
 	mustNil(t, os.Symlink(outside+"/secret.go", ws+"/link.go"))
+	// Every file gets the same time, so that Glob's newest-first order
+	// falls back to the path; the links (made now) come first.
+	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	mustNil(t, filepath.WalkDir(ws, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			err = os.Chtimes(p, old, old)
+		}
+		return err
+	}))
 }
 
 func TestGlob(t *testing.T) {
@@ -382,14 +392,14 @@ func TestGlob(t *testing.T) {
 		args string
 		want []string
 	}{
-		{"star stays in the top folder", `{"pattern":"*.go"}`, []string{".hidden.go", "link.go", "main.go"}},
-		{"double star crosses folders", `{"pattern":"**/*.go"}`, []string{".hidden.go", "link.go", "main.go", "src/deep/y.go", "src/x.go"}},
+		{"star stays in the top folder", `{"pattern":"*.go"}`, []string{"link.go", ".hidden.go", "main.go"}},
+		{"double star crosses folders", `{"pattern":"**/*.go"}`, []string{"link.go", ".hidden.go", "main.go", "src/deep/y.go", "src/x.go"}},
 		{"braces", `{"pattern":"src/**/*.{go,ts}"}`, []string{"src/deep/y.go", "src/deep/y.ts", "src/x.go"}},
 		{"star for a folder", `{"pattern":"*/*.go"}`, []string{"src/x.go"}},
 		{"the path option", `{"pattern":"*.go","path":"src"}`, []string{"src/x.go"}},
 		{"absolute pattern", `{"pattern":"` + ws + `/src/*/y.?s"}`, []string{"src/deep/y.ts"}},
 		{"literal path", `{"pattern":"src/x.go"}`, []string{"src/x.go"}},
-		{"the .git folder is not searched", `{"pattern":"**/config"}`, nil},
+		{"the .git folder is not searched", `{"pattern":"**/notes"}`, nil},
 		{"character class", `{"pattern":"[bm]*"}`, []string{"b.txt", "blob.bin", "main.go"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -534,5 +544,37 @@ func TestExpandBraces(t *testing.T) {
 	}
 	if n := len(expandBraces(strings.Repeat("{a,b}", 10))); n != maxBraceExpansions {
 		t.Errorf("%d expansions", n)
+	}
+}
+
+func TestSearchSkipsWhatGitIgnores(t *testing.T) {
+	ws, ts := newTestTools(t, Limits{})
+	writeTestFile(t, ws+"/.git/HEAD", "ref: refs/heads/main\n")
+	writeTestFile(t, ws+"/.gitignore", "build/\n*.log\n")
+	writeTestFile(t, ws+"/src/a.go", "TODO a\n")
+	writeTestFile(t, ws+"/build/gen.go", "TODO gen\n")
+	writeTestFile(t, ws+"/trace.log", "TODO log\n")
+	for i, name := range []string{"src/a.go", "build/gen.go", "trace.log"} {
+		at := time.Date(2024, 1, 1+i, 0, 0, 0, 0, time.UTC)
+		mustNil(t, os.Chtimes(ws+"/"+name, at, at))
+	}
+	writeTestFile(t, ws+"/src/b.go", "TODO b\n") // the newest
+	for _, tc := range []struct {
+		name, tool, args, want string
+	}{
+		{"Grep skips ignored files", "Grep", `{"pattern":"TODO"}`, "src/a.go\nsrc/b.go\n"},
+		{"Grep searches an ignored folder named as path", "Grep", `{"pattern":"TODO","path":"build"}`, "build/gen.go\n"},
+		{"Grep searches an ignored file named as path", "Grep", `{"pattern":"TODO","path":"trace.log"}`, "trace.log\n"},
+		{"Glob lists newest first and skips ignored files", "Glob", `{"pattern":"**/*.go"}`, "src/b.go\nsrc/a.go\n"},
+		{"Glob finds an ignored file named literally", "Glob", `{"pattern":"trace.log"}`, "trace.log\n"},
+		{"Glob searches below an ignored folder named in the pattern", "Glob", `{"pattern":"build/*.go"}`, "build/gen.go\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := runTool(t, ts[tc.tool], tc.args)
+			want := ws + "/" + strings.ReplaceAll(strings.TrimSuffix(tc.want, "\n"), "\n", "\n"+ws+"/") + "\n"
+			if res.IsError || res.Content != want {
+				t.Errorf("%s:\n got %q\nwant %q", tc.args, res.Content, want)
+			}
+		})
 	}
 }

@@ -464,8 +464,13 @@ type Path string
 const Root Path = "$"
 
 // Key appends an object key. Keys made of letters, digits, '_' and '-' use
-// dot notation; others use the bracket form with a quoted key.
+// dot notation; others use the bracket form with a quoted key. A key
+// longer than quote.Max is cut there, with its length, as every
+// diagnostic cuts what it quotes: `$["aaa"… (300000 bytes)]`.
 func (p Path) Key(k string) Path {
+	if len(k) > quote.Max {
+		return p + "[" + Path(quote.Q(k)) + "]"
+	}
 	if k != "" && plainKey(k) {
 		return p + "." + Path(k)
 	}

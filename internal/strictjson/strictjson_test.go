@@ -192,12 +192,22 @@ func TestUnmarshalNeedsPointer(t *testing.T) {
 }
 
 func TestPath(t *testing.T) {
-	p := Root.Key("bindings").Key("chat-input").Key("submit").Index(1)
-	if p != "$.bindings.chat-input.submit[1]" {
-		t.Fatal(p)
+	cases := []struct {
+		name string
+		path Path
+		want Path
+	}{
+		{"dot notation", Root.Key("bindings").Key("chat-input").Key("submit").Index(1), "$.bindings.chat-input.submit[1]"},
+		{"bracket form", Root.Key("a.b").Key(""), `$["a.b"][""]`},
+		{"a key at the quote limit stays whole", Root.Key(strings.Repeat("k", 80)), Path("$." + strings.Repeat("k", 80))},
+		{"a longer key is cut", Root.Key(strings.Repeat("k", 300_000)).Key("x"), Path(`$["` + strings.Repeat("k", 80) + `"… (300000 bytes)].x`)},
 	}
-	if got := Root.Key("a.b").Key(""); got != `$["a.b"][""]` {
-		t.Fatal(got)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.path != tc.want {
+				t.Errorf("%.200s, want %.200s", tc.path, tc.want)
+			}
+		})
 	}
 }
 

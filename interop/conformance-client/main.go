@@ -3,8 +3,8 @@
 // the suite starts it as `conformance-client SERVER_URL` with the scenario
 // name in MCP_CONFORMANCE_SCENARIO, and judges what the client does against
 // the scenario's server. It is built on the project's own client (package
-// mcp) with nothing added: whatever the suite observes is what the agent
-// does.
+// mcp) with nothing added but a user who accepts pre-filled forms:
+// whatever the suite observes is what the agent does.
 //
 // Plain http is accepted only for loopback servers (the suite's servers
 // listen on localhost); the agent itself leaves address policy to its
@@ -23,6 +23,7 @@ import (
 	"os"
 	"time"
 
+	"agent/internal/elicit"
 	"agent/mcp"
 )
 
@@ -80,6 +81,7 @@ func runScenario(ctx context.Context, serverURL, scenario string, stderr io.Writ
 		ClientInfo:   mcp.Implementation{Name: "agent-conformance-client", Version: "1.0.0"},
 		Timeout:      20 * time.Second,
 		OnDiagnostic: func(err error) { fmt.Fprintln(stderr, "conformance-client: note:", err) },
+		Elicit:       acceptPrefilled(stderr),
 	})
 	if err != nil {
 		return fmt.Errorf("connecting: %w", err)
@@ -90,15 +92,40 @@ func runScenario(ctx context.Context, serverURL, scenario string, stderr io.Writ
 	if err != nil {
 		return err
 	}
+	if calls, err := contextCalls(os.Getenv("MCP_CONFORMANCE_CONTEXT")); err != nil {
+		return err
+	} else if calls != nil {
+		// The scenario names the calls and their arguments (for example
+		// http-custom-headers, whose arguments the client mirrors into
+		// Mcp-Param headers).
+		for _, call := range calls {
+			if err := callTool(ctx, c, call.Name, call.Arguments, stderr); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	switch scenario {
-	case "initialize":
-		// Connecting and listing the tools is the whole scenario.
+	case "initialize", "json-schema-ref-no-deref":
+		// Connecting and listing the tools is the whole scenario (the
+		// second checks that listing never fetches a schema's network
+		// $ref).
 		return nil
 	case "tools_call":
 		return callTool(ctx, c, "add_numbers", map[string]any{"a": 5, "b": 3}, stderr)
+	case "json-schema-2020-12-preservation":
+		// The scenario asks for the focal tool's inputSchema back,
+		// verbatim, through its echo tool: what the client kept of it.
+		for _, t := range tools {
+			if t.Name == schemaTool {
+				return callTool(ctx, c, schemaEcho, map[string]any{"schema": t.InputSchema}, stderr)
+			}
+		}
+		return fmt.Errorf("the server offers no tool %s", schemaTool)
 	default:
-		// sse-retry and any other scenario: call every tool the server
-		// offers with empty arguments, as a client driven by a model would.
+		// sse-retry, elicitation-sep1034-client-defaults and any other
+		// scenario: call every tool the server offers with empty
+		// arguments, as a client driven by a model would.
 		for _, t := range tools {
 			if err := callTool(ctx, c, t.Name, map[string]any{}, stderr); err != nil {
 				return err
@@ -106,6 +133,34 @@ func runScenario(ctx context.Context, serverURL, scenario string, stderr io.Writ
 		}
 		return nil
 	}
+}
+
+// The tools of the scenario json-schema-2020-12-preservation.
+const (
+	schemaTool = "json_schema_2020_12_tool"
+	schemaEcho = "json_schema_echo"
+)
+
+// toolCall is one call a scenario asks for in MCP_CONFORMANCE_CONTEXT.
+type toolCall struct {
+	Name      string         `json:"name"`
+	Arguments map[string]any `json:"arguments"`
+}
+
+// contextCalls reads the tool calls of MCP_CONFORMANCE_CONTEXT
+// ({"toolCalls": [{"name": ..., "arguments": {...}}]}); nil when the
+// scenario names none.
+func contextCalls(raw string) ([]toolCall, error) {
+	if raw == "" {
+		return nil, nil
+	}
+	var cc struct {
+		ToolCalls []toolCall `json:"toolCalls"`
+	}
+	if err := json.Unmarshal([]byte(raw), &cc); err != nil {
+		return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+	}
+	return cc.ToolCalls, nil
 }
 
 func callTool(ctx context.Context, c *mcp.Client, name string, args map[string]any, stderr io.Writer) error {
@@ -119,4 +174,24 @@ func callTool(ctx context.Context, c *mcp.Client, name string, args map[string]a
 		return fmt.Errorf("tool %s reported an error", name)
 	}
 	return nil
+}
+
+// acceptPrefilled answers a server's question as a user who accepts the
+// form as the terminal UI pre-fills it, with the schema's defaults
+// (elicitation-sep1034-client-defaults checks that they are applied), and
+// agrees to open a URL. A form those values do not complete is declined.
+func acceptPrefilled(stderr io.Writer) func(context.Context, elicit.Request) (elicit.Result, error) {
+	return func(_ context.Context, req elicit.Request) (elicit.Result, error) {
+		if req.Mode == elicit.ModeURL {
+			fmt.Fprintf(stderr, "conformance-client: asked to open %s: accepted\n", req.URL)
+			return elicit.Result{Action: elicit.Accept}, nil
+		}
+		content := req.Form.Defaults()
+		if err := req.Form.Validate(content); err != nil {
+			fmt.Fprintf(stderr, "conformance-client: the pre-filled form is incomplete (%v): declined\n", err)
+			return elicit.Result{Action: elicit.Decline}, nil
+		}
+		fmt.Fprintf(stderr, "conformance-client: %q answered with the defaults %v\n", req.Message, content)
+		return elicit.Result{Action: elicit.Accept, Content: content}, nil
+	}
 }

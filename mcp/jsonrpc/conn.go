@@ -376,7 +376,9 @@ func (c *Conn) read() {
 		m, err := c.s.Read()
 		if err != nil {
 			var de *DecodeError
-			if errors.As(err, &de) && (!errors.Is(err, ErrTooLarge) || c.opts.SkipTooLarge) {
+			// An oversized message whose id is known is refused alone: the
+			// call it answered fails, or the request it was gets an error.
+			if errors.As(err, &de) && (!errors.Is(err, ErrTooLarge) || c.opts.SkipTooLarge || de.ID.IsValid()) {
 				c.refused(de)
 				continue
 			}

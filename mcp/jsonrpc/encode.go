@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
-	"unicode/utf8"
+
+	"agent/internal/jsonlex"
 )
 
 // ErrEncode is wrapped by the error for a message that cannot be encoded
@@ -35,7 +36,7 @@ func AppendMessage(dst []byte, m *Message) ([]byte, error) {
 			dst = appendID(dst, m.ID)
 		}
 		dst = append(dst, `,"method":`...)
-		dst = appendString(dst, m.Method)
+		dst = jsonlex.AppendString(dst, m.Method)
 		if m.Params != nil {
 			dst = append(dst, `,"params":`...)
 			var err error
@@ -52,7 +53,7 @@ func AppendMessage(dst []byte, m *Message) ([]byte, error) {
 		dst = append(dst, `,"error":{"code":`...)
 		dst = strconv.AppendInt(dst, m.Error.Code, 10)
 		dst = append(dst, `,"message":`...)
-		dst = appendString(dst, m.Error.Message)
+		dst = jsonlex.AppendString(dst, m.Error.Message)
 		if m.Error.Data != nil {
 			dst = append(dst, `,"data":`...)
 			var err error
@@ -93,7 +94,7 @@ func appendID(dst []byte, id ID) []byte {
 	case idNum:
 		return strconv.AppendInt(dst, id.num, 10)
 	case idStr:
-		return appendString(dst, id.str)
+		return jsonlex.AppendString(dst, id.str)
 	}
 	return append(dst, "null"...)
 }
@@ -122,48 +123,4 @@ func appendValue(dst, raw []byte) ([]byte, error) {
 		return nil, encodeErr("invalid JSON value")
 	}
 	return append(dst, b.Bytes()...), nil
-}
-
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD,
-// as encoding/json does.
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

@@ -67,7 +67,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		// The common case: the whole line was in the buffer.
 		line := trimEOL(frag)
 		if len(line) > max {
-			return nil, &DecodeError{Err: ErrTooLarge, Msg: fmt.Sprintf("line over %d bytes", max)}
+			return nil, tooLarge(max, line, line)
 		}
 		return bytes.Clone(line), nil
 	}
@@ -83,10 +83,11 @@ func (r *Reader) readLine() ([]byte, error) {
 	}()
 	for {
 		if len(acc) > max+2 { // +2: the terminator may still follow
-			if err := r.skipLine(); err != nil && err != io.EOF {
+			tail, err := r.skipLine(acc)
+			if err != nil && err != io.EOF {
 				return nil, err
 			}
-			return nil, &DecodeError{Err: ErrTooLarge, Msg: fmt.Sprintf("line over %d bytes", max)}
+			return nil, tooLarge(max, acc, tail)
 		}
 		frag, err = r.br.ReadSlice('\n')
 		acc = append(acc, frag...)
@@ -94,7 +95,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		case err == nil, err == io.EOF && len(acc) > 0:
 			line := trimEOL(acc)
 			if len(line) > max {
-				return nil, &DecodeError{Err: ErrTooLarge, Msg: fmt.Sprintf("line over %d bytes", max)}
+				return nil, tooLarge(max, line, line)
 			}
 			return bytes.Clone(line), nil
 		case err == bufio.ErrBufferFull:
@@ -104,14 +105,41 @@ func (r *Reader) readLine() ([]byte, error) {
 	}
 }
 
-// skipLine discards input up to and including the next newline.
-func (r *Reader) skipLine() error {
+// skipLine discards input up to and including the next newline. It
+// returns the last bytes of the line (at most oversizeWindow), read so
+// far beginning with seen.
+func (r *Reader) skipLine(seen []byte) ([]byte, error) {
+	tail := lastBytes(nil, seen)
 	for {
-		_, err := r.br.ReadSlice('\n')
+		frag, err := r.br.ReadSlice('\n')
+		tail = lastBytes(tail, frag)
 		if err != bufio.ErrBufferFull {
-			return err
+			return tail, err
 		}
 	}
+}
+
+// lastBytes keeps the last oversizeWindow bytes of tail followed by b.
+func lastBytes(tail, b []byte) []byte {
+	if len(b) >= oversizeWindow {
+		return append(tail[:0], b[len(b)-oversizeWindow:]...)
+	}
+	if over := len(tail) + len(b) - oversizeWindow; over > 0 {
+		tail = append(tail[:0], tail[over:]...)
+	}
+	return append(tail, b...)
+}
+
+// tooLarge reports a line over max bytes, with the id and kind its first
+// and last bytes tell (oversize.go).
+// A message whose start shows no method but whose id is found is taken
+// for a response: requests name their method early, and the layouts that
+// put the id last are those of results.
+func tooLarge(limit int, head, tail []byte) *DecodeError {
+	head = head[:min(len(head), oversizeWindow)]
+	tail = trimEOL(tail[max(len(tail)-oversizeWindow-2, 0):])
+	id, response, known := oversizedID(head, tail)
+	return &DecodeError{Err: ErrTooLarge, Msg: fmt.Sprintf("line over %d bytes", limit), ID: id, Response: response || !known}
 }
 
 func trimEOL(b []byte) []byte {

@@ -328,27 +328,45 @@ func serverMetadataURLs(iu *url.URL) []string {
 	}
 }
 
-// probeBody is a minimal initialize request: an MCP server answers it
-// with 401 and its challenge when it needs authorization.
-const probeBody = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"agent","version":"sign-in"}}}`
+// probes are the unauthenticated requests sign-in sends to learn a
+// server's challenge, in order: the server/discover request of the
+// stateless revision, which is what the client itself sends first (and
+// which opens no session), then a minimal initialize for the
+// session-based revisions. A server may let some methods through without
+// a token (initialize, say) and authorize each operation; the first answer
+// with a 401 or 403 challenge is the one that names the scope the server
+// wants (docs/reference/mcp.md, "Sign-in").
+var probes = []struct {
+	method, version, body string
+}{
+	{"server/discover", "2026-07-28", `{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"agent","version":"sign-in"},"io.modelcontextprotocol/clientCapabilities":{}}}}`},
+	{"initialize", "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"agent","version":"sign-in"}}}`},
+}
 
-// probe sends an unauthenticated request to the server and returns the
-// WWW-Authenticate values of a 401 (or 403) answer.
+// probe sends the unauthenticated probes to the server and returns the
+// WWW-Authenticate values of the first 401 (or 403) answer; none when no
+// probe was refused.
 func probe(ctx context.Context, c *http.Client, serverURL string) ([]string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, serverURL, bytes.NewReader([]byte(probeBody)))
-	if err != nil {
-		return nil, refusef("the MCP server URL does not parse")
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, policyRefusal(fmt.Errorf("reaching the MCP server: %w", netError(err)))
-	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) //nolint:errcheck // the body is not used
-	resp.Body.Close()
-	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-		return resp.Header.Values("WWW-Authenticate"), nil
+	for _, p := range probes {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, serverURL, bytes.NewReader([]byte(p.body)))
+		if err != nil {
+			return nil, refusef("the MCP server URL does not parse")
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if p.version != "" {
+			req.Header.Set("MCP-Protocol-Version", p.version)
+			req.Header.Set("Mcp-Method", p.method)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			return nil, policyRefusal(fmt.Errorf("reaching the MCP server: %w", netError(err)))
+		}
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) //nolint:errcheck // the body is not used
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			return resp.Header.Values("WWW-Authenticate"), nil
+		}
 	}
 	return []string{}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -50,6 +51,7 @@ type fakeServer struct {
 	refreshRefused   bool
 	requiredScope    string // /mcp answers 403 insufficient_scope unless the token has it
 	redirectMetadata bool   // the AS metadata location answers 302
+	openInitialize   bool   // /mcp answers initialize without a token (it authorizes each operation)
 	onRevoke         func()
 
 	// records
@@ -59,6 +61,7 @@ type fakeServer struct {
 	registered  []map[string]any
 	revoked     []string
 	mcpAuth     []string
+	mcpMethods  []string              // the method of each request to /mcp
 	codes       map[string]url.Values // code -> authorization query
 	tokens      map[string]string     // access token -> scope
 	refreshToks map[string]string     // refresh token -> scope
@@ -141,6 +144,14 @@ func (f *fakeServer) handle(w http.ResponseWriter, r *http.Request) {
 	case p == "/mcp":
 		auth := r.Header.Get("Authorization")
 		f.mcpAuth = append(f.mcpAuth, auth)
+		var msg struct{ Method string }
+		json.NewDecoder(r.Body).Decode(&msg) //nolint:errcheck // a body that is not JSON has no method
+		f.mcpMethods = append(f.mcpMethods, msg.Method)
+		if f.openInitialize && msg.Method == "initialize" {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"fake","version":"1"}}}`) //nolint:errcheck // test server
+			return
+		}
 		tok, ok := strings.CutPrefix(auth, "Bearer ")
 		scope, known := f.tokens[tok]
 		if !ok || !known {

@@ -198,7 +198,7 @@ func SignIn(ctx context.Context, opts Options) (*Result, error) {
 			if ok {
 				open := opts.OpenBrowser
 				if open == nil {
-					open = openBrowser
+					open = OpenBrowser
 				}
 				if err := open(ctx, authURL); err != nil {
 					return nil, fmt.Errorf("%w: the browser could not be opened (%v); sign in with --no-browser", ErrBrowserFailed, err)
@@ -317,9 +317,9 @@ func StepUpScope(held string, authenticate []string) (string, bool) {
 // 3 attempts), so a server that always wants more cannot loop the client.
 const MaxStepUps = 3
 
-// openBrowser starts the platform's URL opener without a shell, with the
+// OpenBrowser starts the platform's URL opener without a shell, with the
 // URL as one argument. Only https URLs are opened.
-func openBrowser(ctx context.Context, raw string) error {
+func OpenBrowser(ctx context.Context, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "https" || u.Host == "" {
 		return errors.New("only an https address is opened")

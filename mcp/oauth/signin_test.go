@@ -164,6 +164,16 @@ func TestSignInDiscoveryVariants(t *testing.T) {
 				t.Fatal(f.authQueries[0].Get("scope"))
 			}
 		}},
+		{"scope from the challenge of a server that answers initialize without a token", func(f *fakeServer) {
+			f.openInitialize, f.challengeScope, f.prmScopes = true, "basic", []string{"profile"}
+		}, func(t *testing.T, f *fakeServer) {
+			if got := f.authQueries[0].Get("scope"); got != "basic" {
+				t.Fatalf("scope %q, want the challenge's", got)
+			}
+			if f.mcpMethods[0] != "server/discover" {
+				t.Fatalf("probed with %q first", f.mcpMethods[0])
+			}
+		}},
 		{"no scope anywhere: omitted", func(f *fakeServer) {}, func(t *testing.T, f *fakeServer) {
 			if _, ok := f.authQueries[0]["scope"]; ok {
 				t.Fatal("scope sent")

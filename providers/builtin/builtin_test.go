@@ -208,3 +208,37 @@ func TestModelLimits(t *testing.T) {
 		}
 	})
 }
+
+func TestModelPrice(t *testing.T) {
+	cases := []struct {
+		name, id, model string
+		want            Price
+		ok              bool
+	}{
+		{"a catalog model", "messages", "claude-sonnet-4-5", Price{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}, true},
+		{"a dated snapshot takes its entry", "messages", "claude-haiku-4-5-20251001", Price{Input: 1, Output: 5, CacheRead: 0.1, CacheWrite: 1.25}, true},
+		{"the longest catalog id wins", "responses", "gpt-5-mini-2025-08-07", Price{Input: 0.25, Output: 2, CacheRead: 0.025}, true},
+		{"flash-lite is not flash", "genai", "gemini-2.5-flash-lite", Price{Input: 0.1, Output: 0.4, CacheRead: 0.01}, true},
+		{"another provider's model is unknown", "genai", "gpt-5", Price{}, false},
+		{"a model priced by mode is unknown", "regional", "qwen-plus", Price{}, false},
+		{"no model", "messages", "", Price{}, false},
+		{"local has no prices", "local", "llama3", Price{}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := ModelPrice(c.id, c.model)
+			if got != c.want || ok != c.ok {
+				t.Errorf("ModelPrice(%s, %s) = %+v, %v", c.id, c.model, got, ok)
+			}
+		})
+	}
+	// Every priced model is in its provider's catalog, so that the price
+	// and the window describe the same model.
+	for id, list := range prices {
+		for _, m := range list {
+			if _, _, ok := ModelLimits(id, m.id); !ok {
+				t.Errorf("%s %s is priced but not in the catalog", id, m.id)
+			}
+		}
+	}
+}

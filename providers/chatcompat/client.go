@@ -181,10 +181,9 @@ func (c *Client) Body(req *providers.Request) ([]byte, string, error) {
 	if err := checkCaps(req, caps); err != nil {
 		return fail(err)
 	}
-	msgs := c.cache.encode(req.Messages, c.opts.Reasoning)
 	b := map[string]any{
 		"model":    model,
-		"messages": json.RawMessage("0"), // spliceMessages puts them in
+		"messages": json.RawMessage("0"), // encodeInto puts them in
 		"stream":   true,
 	}
 	if !c.opts.OmitStreamUsage {
@@ -253,7 +252,7 @@ func (c *Client) Body(req *providers.Request) ([]byte, string, error) {
 	if err != nil {
 		return fail(providers.Invalid("encoding the request: %v", err))
 	}
-	return spliceMessages(out, msgs), model, nil
+	return c.cache.encodeInto(out, req.Messages, c.opts.Reasoning), model, nil
 }
 
 // checkCaps refuses what the model cannot take, before anything is sent.

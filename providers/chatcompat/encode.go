@@ -132,6 +132,10 @@ func spliceMessages(body, messages []byte) []byte {
 type encodeCache struct {
 	mu   sync.Mutex
 	last map[*providers.Part]cachedMessage
+	// spare is the map before last, emptied and reused for the next
+	// request, so that a long conversation does not build a new map each
+	// time.
+	spare map[*providers.Part]cachedMessage
 }
 
 type cachedMessage struct {
@@ -245,9 +249,24 @@ func matches(sig []partSig, m providers.Message) bool {
 	return k == len(sig)
 }
 
-// encode returns the conversation as a JSON array, reusing what the
-// latest request encoded of the same messages.
-func (c *encodeCache) encode(msgs []providers.Message, replay ReasoningReplay) []byte {
+// encodeInto writes body (the request's other members) with the
+// conversation where its messages mark stands, in one allocation.
+func (c *encodeCache) encodeInto(body []byte, msgs []providers.Message, replay ReasoningReplay) []byte {
+	i := bytes.Index(body, []byte(messagesMark))
+	if i < 0 {
+		return body
+	}
+	n := i + len(`"messages":`)
+	head := body[:n:n] // appending never writes into the tail
+	tail := body[i+len(messagesMark):]
+	out := c.encode(head, msgs, replay, len(tail))
+	return append(out, tail...)
+}
+
+// encode appends the conversation as a JSON array to dst (with room for
+// extra more bytes), reusing what the latest request encoded of the same
+// messages.
+func (c *encodeCache) encode(dst []byte, msgs []providers.Message, replay ReasoningReplay, extra int) []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, m := range msgs {
@@ -260,21 +279,24 @@ func (c *encodeCache) encode(msgs []providers.Message, replay ReasoningReplay) [
 					// Images move to a user message after the run of tool
 					// messages: encoded as a whole, nothing kept.
 					c.last = nil
-					return appendMessages(nil, wireMessages(msgs, replay))
+					return appendMessages(dst, wireMessages(msgs, replay))
 				}
 			}
 		}
 	}
 	toolTurn := toolTurns(msgs)
-	next := make(map[*providers.Part]cachedMessage, len(msgs))
+	next := c.spare
+	if next == nil {
+		next = make(map[*providers.Part]cachedMessage, len(msgs))
+	}
 	size := 2
 	for _, m := range msgs {
 		if len(m.Content) > 0 {
 			size += len(c.last[&m.Content[0]].json) + 1
 		}
 	}
-	out := make([]byte, 1, size+4096)
-	out[0] = '['
+	out := append(make([]byte, 0, len(dst)+size+extra+4096), dst...)
+	out = append(out, '[')
 	first := true
 	for i, m := range msgs {
 		tt := replay == ReplayToolTurns && toolTurn[i]
@@ -301,6 +323,7 @@ func (c *encodeCache) encode(msgs []providers.Message, replay ReasoningReplay) [
 		out = append(out, js...)
 		first = false
 	}
-	c.last = next
+	c.spare, c.last = c.last, next
+	clear(c.spare)
 	return append(out, ']')
 }

@@ -91,14 +91,14 @@ func TestEncodeCacheMatchesFreshEncoding(t *testing.T) {
 				}
 			}
 			var cache encodeCache
-			if got, want := cache.encode(ms, c.replay), appendMessages(nil, wireMessages(ms, c.replay)); string(got) != string(want) {
+			if got, want := cache.encode(nil, ms, c.replay, 0), appendMessages(nil, wireMessages(ms, c.replay)); string(got) != string(want) {
 				t.Fatalf("first encoding\n%s\nwant\n%s", got, want)
 			}
 			ms = c.change(ms)
-			if got, want := cache.encode(ms, c.replay), appendMessages(nil, wireMessages(ms, c.replay)); string(got) != string(want) {
+			if got, want := cache.encode(nil, ms, c.replay, 0), appendMessages(nil, wireMessages(ms, c.replay)); string(got) != string(want) {
 				t.Errorf("after the change\n%s\nwant\n%s", got, want)
 			}
-			if got, want := cache.encode(ms, c.replay), appendMessages(nil, wireMessages(ms, c.replay)); string(got) != string(want) {
+			if got, want := cache.encode([]byte("x"), ms, c.replay, 0), append([]byte("x"), appendMessages(nil, wireMessages(ms, c.replay))...); string(got) != string(want) {
 				t.Errorf("from the cache\n%s\nwant\n%s", got, want)
 			}
 		})

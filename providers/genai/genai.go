@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"agent/providers"
+
+	"agent/internal/quote"
 )
 
 // KeyEnv is the environment variable the key is conventionally read from.
@@ -305,7 +307,7 @@ func (p *Provider) Body(req *providers.Request) ([]byte, string, error) {
 	gc := &generationConfig{Temperature: req.Temperature, MaxOutputTokens: req.MaxTokens,
 		ResponseMimeType: p.opts.ResponseMimeType, ResponseSchema: p.opts.ResponseSchema, ResponseJSONSchema: p.opts.ResponseJSONSchema}
 	if slices.Contains(p.opts.DefaultResponseModalities, ModalityImage) && !p.ImageCapable(model) {
-		return fail(providers.Invalid("model %q cannot return images: it is not in imageCapableModels", model))
+		return fail(providers.Invalid("model %q cannot return images: it is not in imageCapableModels", quote.V(model)))
 	}
 	gc.ResponseModalities = p.opts.DefaultResponseModalities
 	switch rf := req.ResponseFormat; rf.Type {

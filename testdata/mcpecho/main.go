@@ -4,6 +4,10 @@
 // revisions and answers server/discover with "method not found", as a
 // server of those revisions does. With MCPECHO_LOG set it appends each
 // method it receives to that file.
+//
+// With MCPECHO_FEATURES=1 it is a fuller server (features.go): resources,
+// a resource template, a prompt, logging, list_changed, and tools that ask
+// the client things (elicitation, roots) or report progress.
 package main
 
 import (
@@ -63,6 +67,13 @@ func main() {
 		if m.ID == nil {
 			continue // notifications
 		}
+		if m.Method == "" {
+			answered(m.ID, sc.Bytes()) // a response to one of our requests
+			continue
+		}
+		if features && feature(m) {
+			continue
+		}
 		switch m.Method {
 		case "initialize":
 			var p struct {
@@ -73,7 +84,12 @@ func main() {
 			if v != "2025-06-18" && v != "2025-11-25" {
 				v = "2025-11-25"
 			}
-			res := map[string]any{"protocolVersion": v, "capabilities": map[string]any{"tools": map[string]any{}},
+			caps := map[string]any{"tools": map[string]any{}}
+			if features {
+				caps = map[string]any{"tools": map[string]any{"listChanged": true}, "resources": map[string]any{"listChanged": true},
+					"prompts": map[string]any{"listChanged": true}, "logging": map[string]any{}}
+			}
+			res := map[string]any{"protocolVersion": v, "capabilities": caps,
 				"serverInfo": map[string]any{"name": "mcpecho", "version": "1"}}
 			if text := os.Getenv("MCPECHO_INSTRUCTIONS"); text != "" {
 				res["instructions"] = text
@@ -83,7 +99,7 @@ func main() {
 			reply(m.ID, map[string]any{})
 		case "tools/list":
 			tools := []map[string]any{}
-			for _, n := range []string{"echo", "slow", "fail"} {
+			for _, n := range append([]string{"echo", "slow", "fail"}, featureTools()...) {
 				tools = append(tools, map[string]any{"name": n, "description": n + " tool", "inputSchema": json.RawMessage(schema)})
 			}
 			reply(m.ID, map[string]any{"tools": tools})

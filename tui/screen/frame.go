@@ -116,7 +116,7 @@ func (f *Frame) Put(x, y int, s string, st Style) int {
 			r, text = ' ', " "
 		case r == utf8.RuneError && size == 1:
 			text = "\uFFFD"
-		case unsafeRune(r) || r == '\r':
+		case UnsafeRune(r) || r == '\r':
 			continue
 		}
 		w := RuneWidth(r)

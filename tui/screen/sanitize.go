@@ -32,7 +32,7 @@ func Sanitize(s string) string {
 			b.WriteByte('\n')
 		case r == '\t' || r == '\n':
 			b.WriteRune(r)
-		case unsafeRune(r):
+		case UnsafeRune(r):
 		default:
 			b.WriteRune(r)
 		}
@@ -55,10 +55,10 @@ func SanitizeLine(s string) string {
 	}, s)
 }
 
-// unsafeRune reports the runes Sanitize removes: controls (but tab and
-// newline, handled before), DEL, C1, and the bidi formatting characters
-// that embed, override or isolate.
-func unsafeRune(r rune) bool {
+// UnsafeRune reports the runes Sanitize removes: controls (tab and
+// newline included; Sanitize keeps those two before it asks), DEL, C1, and
+// the bidi formatting characters that embed, override or isolate.
+func UnsafeRune(r rune) bool {
 	return r < 0x20 || (r >= 0x7F && r < 0xA0) ||
 		(r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
 }
@@ -80,7 +80,7 @@ func clean(s string, multiline bool) bool {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || unsafeRune(r) {
+		if (r == utf8.RuneError && size == 1) || UnsafeRune(r) {
 			return false
 		}
 		i += size

@@ -1,0 +1,264 @@
+package extend
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"agent/internal/securefile"
+)
+
+// Limits of the files read (docs/reference/runtime.md, "Subagents, commands
+// and skills").
+const (
+	// MaxBody is the largest body of a definition, command or skill.
+	MaxBody = 64 << 10
+	// headRead is room for a front matter: discovery reads the first
+	// headFirst bytes of a file, more only when its front matter is not
+	// closed by then; the body is read when used.
+	headRead  = 8 << 10
+	headFirst = 1 << 10
+	// maxEntries bounds the files one folder may hold.
+	maxEntries = 2000
+)
+
+// Options say where to look.
+type Options struct {
+	Workspace string
+	Home      string
+	// Trusted: the workspace's own folders are read (project scope); a
+	// workspace that is not trusted contributes nothing.
+	Trusted bool
+}
+
+// Scope says where a definition comes from.
+type Scope string
+
+// Scopes: the workspace's folders win over the user's.
+const (
+	Project Scope = "project"
+	User    Scope = "user"
+)
+
+// root is one folder of definitions.
+type root struct {
+	dir   string
+	scope Scope
+}
+
+// roots lists the folders of kind ("agents", "commands", "skills"), of
+// higher precedence first: the project's .agent, .compat (and .agents for
+// skills), then the user's.
+func roots(o Options, kind string) []root {
+	var out []root
+	add := func(base string, scope Scope) {
+		if base == "" {
+			return
+		}
+		out = append(out, root{filepath.Join(base, ".agent", kind), scope}, root{filepath.Join(base, ".compat", kind), scope})
+		if kind == "skills" {
+			out = append(out, root{filepath.Join(base, ".agents", kind), scope})
+		}
+	}
+	if o.Trusted {
+		add(o.Workspace, Project)
+	}
+	add(o.Home, User)
+	return out
+}
+
+// Catalog is everything discovered.
+type Catalog struct {
+	Agents   []*Agent
+	Commands []*Command
+	Skills   []*Skill
+	// Problems are about files and folders that gave no entry (a skill
+	// folder without SKILL.md, a folder that cannot be read), as
+	// "path: message".
+	Problems []string
+}
+
+// Discover reads the definitions of every folder.
+func Discover(o Options) *Catalog {
+	c := &Catalog{}
+	c.Agents = discoverAgents(o, c)
+	c.Commands = discoverCommands(o, c)
+	c.Skills = discoverSkills(o, c)
+	return c
+}
+
+// Agent finds a usable subagent definition by name.
+func (c *Catalog) Agent(name string) *Agent {
+	for _, a := range c.Agents {
+		if a.Name == name && a.Usable() {
+			return a
+		}
+	}
+	return nil
+}
+
+// Command finds a command by the name it is invoked with.
+func (c *Catalog) Command(name string) *Command {
+	for _, cmd := range c.Commands {
+		if cmd.Usable() && (cmd.Name == name || cmd.Qualified == name) {
+			return cmd
+		}
+	}
+	return nil
+}
+
+// Skill finds a usable skill by name.
+func (c *Catalog) Skill(name string) *Skill {
+	for _, s := range c.Skills {
+		if s.Name == name && s.Usable() {
+			return s
+		}
+	}
+	return nil
+}
+
+// readHead reads up to n bytes of a regular file without blocking on a
+// FIFO (securefile.Open checks the type).
+func readHead(path string, n int) ([]byte, int64, error) {
+	f, fi, err := securefile.Open(path, syscall.O_NOFOLLOW)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	buf := make([]byte, min(int64(n), fi.Size()))
+	if _, err := io.ReadFull(f, buf); err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, 0, err
+	}
+	return buf, fi.Size(), nil
+}
+
+// readFront reads a file's front matter, reading its head only (the body
+// is read when used). bodySize is the size of the body after it.
+func readFront(path string) ([]Field, []Problem, int64, error) {
+	head, size, err := readHead(path, headFirst)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	fields, body, probs := ParseFrontMatter(string(head))
+	if size > int64(len(head)) && strings.HasPrefix(string(head), "---") && len(fields) == 0 && len(probs) > 0 {
+		// The front matter goes on past the head.
+		if head, _, err = readHead(path, headRead); err == nil {
+			fields, body, probs = ParseFrontMatter(string(head))
+		}
+	}
+	return fields, probs, size - int64(len(head)-len(body)), nil
+}
+
+// readBody reads a file whole (at most the front matter's room plus
+// MaxBody) and returns its body after the front matter.
+func readBody(path string) (string, error) {
+	data, err := securefile.ReadFile(path, MaxBody+headRead)
+	if errors.Is(err, securefile.ErrTooLarge) {
+		return "", fmt.Errorf("%s: the body is over %d KiB", path, MaxBody>>10)
+	}
+	if err != nil {
+		return "", err
+	}
+	_, body, _ := ParseFrontMatter(string(data))
+	if len(body) > MaxBody {
+		return "", fmt.Errorf("%s: the body is over %d KiB", path, MaxBody>>10)
+	}
+	return body, nil
+}
+
+// listMarkdown lists the .md files under dir (recursively when deep), in
+// name order, with their folder below dir ("" at the top).
+func listMarkdown(dir string, deep bool, c *Catalog) []mdFile {
+	var out []mdFile
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p != dir {
+				c.Problems = append(c.Problems, fmt.Sprintf("%s: %v", p, unwrap(err)))
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if p != dir && (!deep || strings.HasPrefix(d.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(d.Name(), ".md") || len(out) >= maxEntries {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, filepath.Dir(p))
+		if rel == "." {
+			rel = ""
+		}
+		out = append(out, mdFile{path: p, folder: filepath.ToSlash(rel), name: strings.TrimSuffix(d.Name(), ".md")})
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		c.Problems = append(c.Problems, fmt.Sprintf("%s: %v", dir, unwrap(err)))
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if (out[i].folder == "") != (out[j].folder == "") {
+			return out[i].folder == "" // the top level first
+		}
+		if out[i].folder != out[j].folder {
+			return out[i].folder < out[j].folder
+		}
+		return out[i].name < out[j].name
+	})
+	return out
+}
+
+type mdFile struct{ path, folder, name string }
+
+func unwrap(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// validName: letters, digits, '-', '_' and '.', as slash commands and
+// agent types are typed.
+func validName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// fieldMap indexes fields and reports the keys of known that are not in
+// it as unknown (warned, the rest applies).
+func fieldMap(fields []Field, known ...string) (map[string]Field, []Problem) {
+	m := map[string]Field{}
+	var probs []Problem
+	for _, f := range fields {
+		ok := false
+		for _, k := range known {
+			if f.Key == k {
+				ok = true
+			}
+		}
+		if !ok {
+			probs = append(probs, Problem{f.Line, "unknown key " + strconv.Quote(f.Key) + "; ignored"})
+			continue
+		}
+		m[f.Key] = f
+	}
+	return m, probs
+}
+
+// fileInfo is os.Stat, for tests' sake.
+var fileInfo = os.Stat
