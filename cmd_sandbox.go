@@ -148,7 +148,8 @@ func sandboxRun(ctx context.Context, e *env, mode string, args []string) error {
 	}
 	prof := agent.BashProfile(s)
 	box, err := sbox.New(sbox.Options{Home: e.home, Workspace: ws, ID: fmt.Sprintf("run-%d", os.Getpid()),
-		Protected: prof.Protected, Notice: func(l string) { fmt.Fprintln(e.err, "agent: "+l) }})
+		Protected: prof.Protected, RunDirs: []string{agent.RunDir(e.home, os.LookupEnv)},
+		Notice: func(l string) { fmt.Fprintln(e.err, "agent: "+l) }})
 	if err != nil {
 		return err
 	}

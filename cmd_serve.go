@@ -218,6 +218,10 @@ func serve(ctx context.Context, e *env, sf *serveFlags, f *flagSet) error {
 	}
 
 	opts := e.startOptions(&sf.session, f, serveFront)
+	if plan.mode == serveLoopback {
+		// The token is the server's door: no command it runs reads it.
+		opts.SandboxDenyRead = []string{sf.tokenFile}
+	}
 	c, err := agent.Start(ctx, opts)
 	if err != nil {
 		return err

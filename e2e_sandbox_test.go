@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -496,6 +497,59 @@ func TestE2ESandboxControlSocket(t *testing.T) {
 	if resp := control(t, s, id, `{"op":"info"}`); !resp.OK {
 		t.Fatalf("info: %+v", resp)
 	}
+}
+
+// TestE2ESandboxRunDir: the folder of the control sockets is denied when
+// it lies outside ~/.agent too ($XDG_RUNTIME_DIR/agent), with namespaces
+// (hidden) and with Landlock alone (left out of the read rules).
+func TestE2ESandboxRunDir(t *testing.T) {
+	needSandbox(t, true)
+	bin := taggedBinary(t)
+	for _, cap := range []string{"", "namespaces=off"} {
+		t.Run("cap="+cap, func(t *testing.T) {
+			s := newSandbox(t)
+			xdg := filepath.Join(s.Home, "xdg")
+			s.write("~/xdg/agent/other.sock", "SOCKET-NAME")
+			s.Env = append(s.Env, "XDG_RUNTIME_DIR="+xdg, "AGENT_SANDBOX_TEST_CAP="+cap)
+			r := s.runExtra(bin, false, nil, "sandbox", "run", "--", "/bin/sh", "-c",
+				`ls "$1/agent"; cat "$1/agent/other.sock"; ls "$1" && echo LISTED`, "sh", xdg)
+			out := r.Stdout + r.Stderr
+			if strings.Contains(out, "SOCKET-NAME") || !strings.Contains(out, "LISTED") || !strings.Contains(r.Stderr, "reading ~/xdg/agent/other.sock (a denied path)") {
+				t.Fatalf("%+v", r)
+			}
+			// Names in a denied folder can be listed with Landlock alone
+			// (docs/sandbox.md, "Differences from the specification").
+			if cap == "" && strings.HasPrefix(r.Stdout, "other.sock") {
+				t.Fatalf("listed: %+v", r)
+			}
+		})
+	}
+}
+
+// TestE2ESandboxServeToken: the token file of loopback mcp serve is
+// denied to the commands its session runs, even inside the workspace.
+func TestE2ESandboxServeToken(t *testing.T) {
+	needSandbox(t, false)
+	s, srv := printSandbox(t)
+	tokFile := filepath.Join(s.Work, "serve.token")
+	srv.Add(call("c1", "Bash", `{"command":"cat serve.token; echo CAT-DONE"}`), fakemodel.Reply{Text: "done"})
+	p := startServe(t, s, "--http-token-file", tokFile)
+	port := p.waitLine(t, listenRe)[1]
+	p.waitLine(t, regexp.MustCompile(regexp.QuoteMeta("bearer token in "+tokFile)))
+	tok, _ := os.ReadFile(tokFile)
+	url := "http://127.0.0.1:" + port + "/mcp"
+	h := map[string]string{"Authorization": "Bearer " + string(tok)}
+	resp, _ := httpDo(t, mcpPost(t, url, initLine, h))
+	h["Mcp-Session-Id"] = resp.Header.Get("Mcp-Session-Id")
+	h["MCP-Protocol-Version"] = "2025-11-25"
+	httpDo(t, mcpPost(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, h))
+	_, body := httpDo(t, mcpPost(t, url, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"agent_submit","arguments":{"prompt":"read it"}}}`, h))
+	out := toolResult(t, srv)
+	// Hidden (/dev/null over it) with namespaces, refused without.
+	if len(tok) == 0 || strings.Contains(out, string(tok)) || !strings.Contains(out, "CAT-DONE") {
+		t.Fatalf("%s\n%s", out, body)
+	}
+	p.stop(t, syscall.SIGTERM)
 }
 
 // TestE2ESandboxGoTest: go test runs inside the sandbox, with the private

@@ -129,6 +129,7 @@ func openSandbox(opts StartOptions, s *config.Settings, ws, home string) (*sessi
 	if err != nil {
 		return nil, err
 	}
+	sbs.DenyRead = append(sbs.DenyRead[:len(sbs.DenyRead):len(sbs.DenyRead)], opts.SandboxDenyRead...)
 	notice := opts.Notice
 	if notice == nil {
 		notice = func(string) {}

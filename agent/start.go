@@ -118,6 +118,9 @@ type StartOptions struct {
 	// SandboxMode overrides the settings' sandbox mode for this run
 	// (--sandbox; docs/sandbox.md, "Modes"); "": the settings'.
 	SandboxMode string
+	// SandboxDenyRead are paths no confined command reads, besides the
+	// settings' denyRead (mcp serve's token file).
+	SandboxDenyRead []string
 	// Agents are subagent definitions for this session only (--agents),
 	// beside those of the folders.
 	Agents []*extend.Agent

@@ -22,8 +22,8 @@ type Options struct {
 	Workspace string // the workspace's real path
 	// ID names the private temporary folder (the session's id).
 	ID string
-	// RunDirs are folders holding the agent's control sockets, hidden in
-	// the namespace tier.
+	// RunDirs are folders holding the agent's control sockets: denied like
+	// the default denied paths.
 	RunDirs []string
 	// Protected are protected besides the defaults (absolute).
 	Protected []string
@@ -340,18 +340,19 @@ func (b *Box) policy(prof Profile, sup Support, useNS bool) (*Policy, error) {
 		deny = append(deny, filepath.Join(b.opts.Home, d))
 	}
 	deny = append(deny, SandboxDir(b.opts.Home))
+	deny = append(deny, b.opts.RunDirs...)
 	deny = append(deny, prof.DenyRead...)
 	for _, d := range realPaths(deny) {
 		if withinAny(d, p.AllowRead) {
 			continue // re-opened by allowRead
 		}
 		p.Deny = append(p.Deny, d)
-	}
-	if useNS {
-		p.Hide = append(p.Hide, realPaths(b.opts.RunDirs)...)
-		if prof.Mode == WorkspaceWrite {
-			p.Protected = b.guard.ProtectedNow()
+		if !useNS && withinAny(d, p.Write) {
+			b.notice("deny-in-write:"+d, "sandbox: without namespaces, "+d+" (a denied path inside a writable folder) stays readable: Landlock grants a writable folder whole")
 		}
+	}
+	if useNS && prof.Mode == WorkspaceWrite {
+		p.Protected = b.guard.ProtectedNow()
 	}
 	return p, nil
 }

@@ -312,6 +312,46 @@ func TestBoxLoopbackWithoutNamespaces(t *testing.T) {
 	}
 }
 
+// TestBoxDeniedInWorkspace: a denied file inside the workspace is refused
+// with namespaces (a nodev /dev/null over it: opening it fails either
+// way); with Landlock alone it stays readable, and the user is told once.
+func TestBoxDeniedInWorkspace(t *testing.T) {
+	needKernel(t)
+	for _, tc := range []struct {
+		name string
+		caps testCaps
+	}{{"namespaces", testCaps{abi: -1}}, {"landlock", testCaps{abi: -1, noNamesp: true}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			withCaps(t, tc.caps)
+			f := newBox(t)
+			secret := filepath.Join(f.ws, "secret.txt")
+			write(t, secret, "SECRET-IN-WS")
+			prof := Profile{Mode: WorkspaceWrite, DenyRead: []string{secret}}
+			for i := 0; i < 2; i++ {
+				out, _, err := f.run(t, prof, `cat secret.txt; echo x > secret.txt; echo new > other.txt && cat other.txt`)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(out, "new\n") {
+					t.Fatalf("%q", out)
+				}
+				if tc.name == "namespaces" && (strings.Contains(out, "SECRET-IN-WS") || !strings.Contains(out, "Permission denied")) {
+					t.Fatalf("%q", out)
+				}
+			}
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			want := 0
+			if tc.name == "landlock" {
+				want = 1
+			}
+			if len(f.notices) != want || want == 1 && !strings.Contains(f.notices[0], "stays readable") {
+				t.Fatalf("%q", f.notices)
+			}
+		})
+	}
+}
+
 func TestScrubEnv(t *testing.T) {
 	env := []string{"PATH=/bin", "HOME=/h", "GITHUB_TOKEN=x", "AWS_SECRET_ACCESS_KEY=y", "SSH_AUTH_SOCK=/s", "DBUS_SESSION_BUS_ADDRESS=u",
 		"DOCKER_HOST=d", "http_proxy=p", "HTTPS_PROXY=p", "no_proxy=n", "MESSAGES_API_KEY=k", "MY_VAR=keep", "PWD=/w", "AGENT_SANDBOX_HELPER=1", "broken"}

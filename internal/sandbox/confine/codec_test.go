@@ -14,7 +14,7 @@ func TestPolicyRoundTrip(t *testing.T) {
 		{"a command", Policy{Path: "/bin/sh", Args: []string{"sh", "-c", "echo 'a=b'"}, Env: []string{"A=1", "B="}, Dir: "/w", Mode: WorkspaceWrite}},
 		{"everything", Policy{Path: "x", Args: []string{"x", ""}, Env: []string{"HOME=/h"}, Dir: "/w", Mode: ReadOnly, Network: NetLoopback, ABI: 7,
 			Seccomp: true, Namespaces: true, Read: []string{"/"}, Deny: []string{"/h/.ssh", "/h/a b"}, AllowRead: []string{"/h/.ssh/known_hosts"},
-			Write: []string{"/w", "/t"}, Devices: []string{"/dev/null"}, Protected: []string{"/w/.git/hooks"}, Hide: []string{"/run/a"},
+			Write: []string{"/w", "/t"}, Devices: []string{"/dev/null"}, Protected: []string{"/w/.git/hooks"},
 			TmpDir: "/t", UnixConnect: true, AgentPid: 42, AgentPgid: -1, Probe: false}},
 		{"a probe", Policy{Probe: true, Mode: WorkspaceWrite, Read: []string{"/"}}},
 		{"newlines and equals signs are values", Policy{Path: "/p", Args: []string{"p", "a\nb=c"}, Dir: "/w=x"}},

@@ -60,7 +60,7 @@ func bindReadOnly(path string) error {
 }
 
 // hide puts an empty read-only file system over a folder, or /dev/null
-// over a file.
+// on a nodev mount over a file.
 func hide(path string) error {
 	fi, err := os.Lstat(path)
 	if err != nil || fi.Mode()&os.ModeSymlink != 0 {
@@ -68,8 +68,10 @@ func hide(path string) error {
 	}
 	if fi.IsDir() {
 		err = syscall.Mount("tmpfs", path, "tmpfs", syscall.MS_RDONLY|syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "size=4k,nr_inodes=2,mode=000")
-	} else {
-		err = syscall.Mount("/dev/null", path, "", syscall.MS_BIND, "")
+	} else if err = syscall.Mount("/dev/null", path, "", syscall.MS_BIND, ""); err == nil {
+		// nodev: opening it is refused (Permission denied) rather than
+		// reading nothing and swallowing writes.
+		err = syscall.Mount("", path, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY|syscall.MS_NODEV|syscall.MS_NOSUID|syscall.MS_NOEXEC, "")
 	}
 	if err != nil {
 		return fmt.Errorf("hiding %s: %w", path, err)
@@ -150,11 +152,6 @@ func setupNamespaces(p *Policy) error {
 	}
 	for _, path := range p.Protected {
 		if err := bindReadOnly(path); err != nil && !errors.Is(err, syscall.ENOENT) {
-			return err
-		}
-	}
-	for _, path := range p.Hide {
-		if err := hide(path); err != nil {
 			return err
 		}
 	}

@@ -44,10 +44,6 @@ type Policy struct {
 	// Protected exist and are bound read-only over themselves in the
 	// namespace tier.
 	Protected []string
-	// Hide are hidden in the namespace tier (an empty tmpfs over a
-	// folder, /dev/null over a file): the agent's control-socket folders.
-	// The denied paths are hidden there too.
-	Hide []string
 	// TmpDir is bound over /tmp in the namespace tier.
 	TmpDir string
 	// UnixConnect allows connect(2) on unix sockets (the unix-socket
@@ -121,7 +117,7 @@ func (p *Policy) fields() []field {
 		{name: "abi", num: &p.ABI}, {name: "seccomp", flag: &p.Seccomp}, {name: "namespaces", flag: &p.Namespaces},
 		{name: "read", strs: &p.Read}, {name: "deny", strs: &p.Deny}, {name: "allowRead", strs: &p.AllowRead},
 		{name: "write", strs: &p.Write}, {name: "device", strs: &p.Devices}, {name: "protected", strs: &p.Protected},
-		{name: "hide", strs: &p.Hide}, {name: "tmpDir", str: &p.TmpDir}, {name: "unixConnect", flag: &p.UnixConnect},
+		{name: "tmpDir", str: &p.TmpDir}, {name: "unixConnect", flag: &p.UnixConnect},
 		{name: "agentPid", num: &p.AgentPid}, {name: "agentPgid", num: &p.AgentPgid}, {name: "probe", flag: &p.Probe},
 	}
 }
