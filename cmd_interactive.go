@@ -76,7 +76,7 @@ func interactive(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops 
 	if sf.outputFormat != "" {
 		return usagef("", "--output-format applies to print mode only (-p)")
 	}
-	if err := checkModelFlags("", sf.provider, sf.baseURL, sf.mode); err != nil {
+	if err := checkModelFlags("", sf); err != nil {
 		return err
 	}
 	if err := checkAgentsFlag("", sf.agentsJSON); err != nil {
@@ -544,7 +544,12 @@ func (l *liveSession) close() {
 
 func sessionStatus(c *agent.WorkspaceSession) tui.Status {
 	p, m := c.Session.Model()
-	return tui.Status{Provider: p, Model: m, Mode: c.Permissions.Mode(), SessionID: c.Session.ID()}
+	sb := c.Sandbox()
+	sandbox := sb.Mode
+	if sb.Banner != "" {
+		sandbox = "unavailable" // the banner said why, among the notices
+	}
+	return tui.Status{Provider: p, Model: m, Mode: c.Permissions.Mode(), Sandbox: sandbox, SessionID: c.Session.ID()}
 }
 
 // Bounds of what the list screens read from the stored transcripts.

@@ -46,7 +46,7 @@ func printMode(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, ops []
 	default:
 		return usagef("", "--output-format must be text, json or stream-json, not %q", quote.V(sf.outputFormat))
 	}
-	if err := checkModelFlags("", sf.provider, sf.baseURL, sf.mode); err != nil {
+	if err := checkModelFlags("", sf); err != nil {
 		return err
 	}
 	if err := checkAgentsFlag("", sf.agentsJSON); err != nil {

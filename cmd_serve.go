@@ -110,7 +110,7 @@ func splitList(flag, v string) ([]string, error) {
 // remedy.
 func checkServeFlags(sf *serveFlags, f *flagSet) (*servePlan, error) {
 	p := &servePlan{}
-	if err := checkModelFlags("mcp serve", sf.session.provider, sf.session.baseURL, sf.session.mode); err != nil {
+	if err := checkModelFlags("mcp serve", &sf.session); err != nil {
 		return nil, err
 	}
 	if err := checkAgentsFlag("mcp serve", sf.session.agentsJSON); err != nil {
@@ -218,6 +218,10 @@ func serve(ctx context.Context, e *env, sf *serveFlags, f *flagSet) error {
 	}
 
 	opts := e.startOptions(&sf.session, f, serveFront)
+	if plan.mode == serveLoopback {
+		// The token is the server's door: no command it runs reads it.
+		opts.SandboxDenyRead = []string{sf.tokenFile}
+	}
 	c, err := agent.Start(ctx, opts)
 	if err != nil {
 		return err

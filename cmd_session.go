@@ -51,7 +51,7 @@ the rule that would allow the call. Control it with 'agent session list' and
 				if !background {
 					return usagef("session start", "only background sessions start this way: add --background")
 				}
-				if err := checkModelFlags("session start", sf.provider, sf.baseURL, sf.mode); err != nil {
+				if err := checkModelFlags("session start", sf); err != nil {
 					return err
 				}
 				if err := checkAgentsFlag("session start", sf.agentsJSON); err != nil {

@@ -90,6 +90,9 @@ func under(p, prefix string) bool { return p == prefix || strings.HasPrefix(p, p
 // (a full import path) under the rules of CONTRIBUTING.md, "Import
 // direction".
 func allowedImport(from, imp string, std bool) (bool, string) {
+	if ok, why, decided := sandboxImport(from, imp, std); decided {
+		return ok, why
+	}
 	pure := from == "mcp/jsonrpc" || from == "tui/keys" || from == "tui/screen" || under(from, "internal")
 	if (from == "tui/keys" || from == "tui/screen" || from == "internal/ignore") && (imp == "os" || imp == "syscall" || imp == "net" || strings.HasPrefix(imp, "net/") || strings.HasPrefix(imp, "os/")) {
 		return false, "tui/keys, tui/screen and internal/ignore import no os, syscall or net"
@@ -168,6 +171,35 @@ func allowedImport(from, imp string, std bool) (bool, string) {
 		return to == "agent" || under(to, "agent") || to == "config" || under(to, "internal") || (under(to, "tui") && to != "tui" && to != from), "tui imports agent, config, internal and tui/*"
 	}
 	return false, "package outside the layout of CONTRIBUTING.md, \"Import direction\""
+}
+
+// confineStd are the only packages the sandbox helper may import: it runs
+// while it initialises, so its imports must be initialised before most of
+// the agent's (docs/design.md, "The sandbox helper is the agent's own
+// binary"). encoding/json, os/exec, net and crypto would each pull it
+// behind dozens of other packages.
+var confineStd = map[string]bool{
+	"errors": true, "fmt": true, "io": true, "io/fs": true, "os": true, "path": true, "runtime": true,
+	"sort": true, "strconv": true, "strings": true, "syscall": true, "unsafe": true,
+}
+
+// sandboxImport decides the imports that concern the sandbox
+// (CONTRIBUTING.md, "Import direction"): the helper imports only
+// confineStd; only internal/sandbox imports the helper; only main, agent,
+// agent/tools, mcp and config import internal/sandbox. decided is false
+// for every other import.
+func sandboxImport(from, imp string, std bool) (ok bool, why string, decided bool) {
+	to := rel(imp)
+	switch {
+	case from == "internal/sandbox/confine":
+		return std && confineStd[imp], "internal/sandbox/confine imports only errors, fmt, io, io/fs, os, path, runtime, sort, strconv, strings, syscall and unsafe", true
+	case !std && to == "internal/sandbox/confine":
+		return from == "internal/sandbox" || from == "", "only internal/sandbox imports internal/sandbox/confine", true
+	case !std && to == "internal/sandbox":
+		return from == "" || from == "agent" || from == "agent/tools" || from == "mcp" || from == "config" || under(from, "interop"),
+			"only main, agent, agent/tools, mcp and config import internal/sandbox", true
+	}
+	return false, "", false
 }
 
 // okProviderSibling: API-surface packages may reuse another surface's client
@@ -274,6 +306,21 @@ func TestImportRuleTable(t *testing.T) {
 		{"mcp imports no x/oauth2", "mcp", "golang.org/x/oauth2", false, false},
 		{"mcp/oauth may import x/oauth2", "mcp/oauth", "golang.org/x/oauth2", false, true},
 		{"main may import the module's packages", "", "agent/events", false, true},
+		{"the sandbox helper imports syscall", "internal/sandbox/confine", "syscall", true, true},
+		{"the sandbox helper imports no encoding/json", "internal/sandbox/confine", "encoding/json", true, false},
+		{"the sandbox helper imports no os/exec", "internal/sandbox/confine", "os/exec", true, false},
+		{"the sandbox helper imports no x/sys", "internal/sandbox/confine", "golang.org/x/sys/unix", false, false},
+		{"the sandbox helper imports no internal package", "internal/sandbox/confine", "agent/internal/quote", false, false},
+		{"the sandbox imports its helper", "internal/sandbox", "agent/internal/sandbox/confine", false, true},
+		{"only the sandbox imports its helper", "agent", "agent/internal/sandbox/confine", false, false},
+		{"the sandbox imports no x/sys", "internal/sandbox", "golang.org/x/sys/unix", false, false},
+		{"the sandbox may import internal packages", "internal/sandbox", "agent/internal/redact", false, true},
+		{"the tools may import the sandbox", "agent/tools", "agent/internal/sandbox", false, true},
+		{"mcp may import the sandbox", "mcp", "agent/internal/sandbox", false, true},
+		{"config may import the sandbox", "config", "agent/internal/sandbox", false, true},
+		{"tui imports no sandbox", "tui", "agent/internal/sandbox", false, false},
+		{"providers import no sandbox", "providers/messages", "agent/internal/sandbox", false, false},
+		{"events imports no sandbox", "events", "agent/internal/sandbox", false, false},
 		{"a module outside the allowed list is refused", "agent", "github.com/some/thing", false, false},
 	}
 	for _, c := range cases {

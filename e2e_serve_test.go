@@ -144,6 +144,7 @@ const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"proto
 
 func TestE2EServeStdio(t *testing.T) {
 	s, srv := printSandbox(t, fakemodel.Reply{Text: "served answer"})
+	s.askForBash()
 	s.write(".agent/settings.json", `{"permissions": {"deny": ["WebFetch"]}}`)
 	msgs, r := stdioLines(t, s, nil,
 		initLine,

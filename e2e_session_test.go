@@ -59,6 +59,7 @@ func TestE2EBackgroundSession(t *testing.T) {
 	s, srv := printSandbox(t,
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Bash", Args: `{"command":"touch pwned"}`}}},
 		fakemodel.Reply{Text: "could not run it"})
+	s.askForBash()
 	id := bgStart(t, s, "--name", "nightly")
 
 	r := s.run("", "session", "list")
@@ -263,6 +264,7 @@ func TestE2EAllowProjectPersisted(t *testing.T) {
 		fakemodel.Reply{Text: "done once"},
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c2", Name: "Bash", Args: `{"command":"touch made-by-embedder"}`}}},
 		fakemodel.Reply{Text: "done twice"})
+	s.askForBash()
 	c, err := agent.Start(t.Context(), agent.StartOptions{Workspace: s.Work, Home: s.Home, Headless: true,
 		LookupEnv: func(string) (string, bool) { return "", false }, Prompter: projectAnswerer{}})
 	if err != nil {
@@ -315,6 +317,7 @@ func TestE2EBackgroundAttach(t *testing.T) {
 		fakemodel.Reply{Text: "made it"},
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c2", Name: "Bash", Args: `{"command":"touch detached-no"}`}}},
 		fakemodel.Reply{Text: "could not"})
+	s.askForBash()
 	id := bgStart(t, s)
 	dir := filepath.Join(s.Home, ".agent", "run")
 	p := allowOnce{asked: make(chan agent.PermissionRequest, 4)}

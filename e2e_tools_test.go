@@ -75,6 +75,7 @@ func TestE2EPermissionModes(t *testing.T) {
 
 func TestE2EBashRules(t *testing.T) {
 	s, srv := printSandbox(t, call("c1", "Bash", `{"command":"echo hi-from-bash"}`), fakemodel.Reply{Text: "ran"})
+	s.askForBash()
 	s.write(".agent/settings.local.json", `{"permissions": {"allow": ["Bash(echo *)"]}}`)
 	r := s.run("", "-p", "run it")
 	if r.Code != 0 || !strings.Contains(secondRequest(t, srv), "hi-from-bash") {
@@ -82,6 +83,7 @@ func TestE2EBashRules(t *testing.T) {
 	}
 	// A chained command is not allowed by the echo rule.
 	s2, srv2 := printSandbox(t, call("c1", "Bash", `{"command":"echo a && touch pwned"}`), fakemodel.Reply{Text: "no"})
+	s2.askForBash()
 	s2.write(".agent/settings.local.json", `{"permissions": {"allow": ["Bash(echo *)"]}}`)
 	s2.run("", "-p", "run it")
 	if _, err := os.Stat(filepath.Join(s2.Work, "pwned")); err == nil {

@@ -75,6 +75,7 @@ func TestE2EInteractivePlainToolDenied(t *testing.T) {
 	s, _ := printSandbox(t,
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Bash", Args: `{"command":"touch x"}`}}},
 		fakemodel.Reply{Text: "could not run it"})
+	s.askForBash()
 	r := s.run("", "make a file")
 	if r.Code != 0 || r.Stdout != "could not run it\n" {
 		t.Fatalf("%+v", r)
@@ -183,6 +184,7 @@ func TestE2ETerminalUI(t *testing.T) {
 		fakemodel.Reply{Text: "Made **the** file."})
 	t.Cleanup(srv.Close)
 	s.write("~/.agent/settings.json", `{"defaultModel": {"provider": "local", "model": "fake-model"}, "providers": {"local": {"baseURL": "`+srv.URL()+`"}}}`)
+	s.askForBash()
 	m, slave := openPTY(t)
 	cmd := exec.Command(agentBinary(t))
 	cmd.Dir = s.Work

@@ -7,6 +7,11 @@
 // cmd_*.go file of this package and calls into the subsystem packages; main
 // is the only package that joins subsystems (CONTRIBUTING.md, "Import
 // direction"; README.md, "A walk through the code").
+//
+// The sandbox helper never reaches main: started as /proc/self/exe in the
+// helper mode, the binary confines itself and execs the command while
+// package internal/sandbox/confine initialises (docs/design.md, "The
+// sandbox helper is the agent's own binary").
 package main
 
 import (
@@ -61,6 +66,8 @@ func commands() []*command {
 		keybindingsCheckCommand(),
 		hooksListCommand(),
 		hooksApproveCommand(),
+		sandboxCheckCommand(),
+		sandboxRunCommand(),
 	}
 }
 
@@ -181,6 +188,7 @@ var groups = map[string]string{
 	"keybindings": "the keybindings overrides file",
 	"session":     "background and stored sessions",
 	"hooks":       "hooks and their approval",
+	"sandbox":     "the sandbox that confines the commands the model runs",
 }
 
 // rootWords answers the command lines that are neither a command nor a

@@ -14,6 +14,7 @@ import (
 	"agent/agent/extend"
 	"agent/config"
 	"agent/internal/quote"
+	sbox "agent/internal/sandbox"
 	"agent/providers"
 )
 
@@ -21,7 +22,7 @@ import (
 // flags".
 type sessionFlags struct {
 	provider, model, baseURL, mode, systemPrompt, outputFormat, resume string
-	appendSystemPrompt, agentsJSON                                     string
+	appendSystemPrompt, sandbox, agentsJSON                            string
 	print, noAutoCompact                                               bool
 	eventGrants, eventProxies                                          []string
 	eventPort                                                          string
@@ -43,6 +44,7 @@ func (sf *sessionFlags) registerModel(f *flagSet) {
 	f.stringVar(&sf.systemPrompt, "system-prompt", "TEXT", "replaces the default system message")
 	f.stringVar(&sf.appendSystemPrompt, "append-system-prompt", "TEXT", "added to the end of the system message")
 	f.boolVar(&sf.noAutoCompact, "no-auto-compact", "", "no automatic compaction (a request the provider refuses as too long still compacts once)")
+	f.stringVar(&sf.sandbox, "sandbox", "MODE", "the sandbox for this run: "+sbox.ModeNames)
 	f.stringVar(&sf.agentsJSON, "agents", "JSON", `subagent definitions for this run: {"name": {"description", "prompt", "tools", ...}}`)
 }
 
@@ -82,7 +84,7 @@ func (e *env) startOptions(sf *sessionFlags, f *flagSet, fe frontEnd) agent.Star
 		Workspace: e.cwd, Home: e.home, LookupEnv: os.LookupEnv,
 		Provider: sf.provider, Model: sf.model, BaseURL: sf.baseURL, PermissionMode: sf.mode,
 		Headless: fe != interactiveFront, Resume: sf.resume,
-		NoMCPHandoff: fe == printFront, NoAutoCompact: sf.noAutoCompact,
+		NoMCPHandoff: fe == printFront, NoAutoCompact: sf.noAutoCompact, SandboxMode: sf.sandbox,
 		Notice: func(line string) { fmt.Fprintln(e.err, "agent: "+sanitizeLine(line)) },
 	}
 	if f.isSet("system-prompt") {
@@ -99,21 +101,14 @@ func (e *env) startOptions(sf *sessionFlags, f *flagSet, fe frontEnd) agent.Star
 // "Exit codes" and "Session flags") the session flag values that cannot
 // mean anything: a provider outside the six, a permission mode outside the
 // four, a base URL that the settings would refuse too
-// (config.ValidBaseURL). Caught here, before the trust check or any
-// settings are read, they are named as the flag the user typed.
-// checkAgentsFlag refuses an --agents value that is not a valid set of
-// definitions, as a usage error naming the flag.
-func checkAgentsFlag(cmd, agentsJSON string) error {
-	if agentsJSON == "" {
-		return nil
+// (config.ValidBaseURL), a sandbox mode outside the three. Caught here,
+// before the trust check or any settings are read, they are named as the
+// flag the user typed.
+func checkModelFlags(cmd string, sf *sessionFlags) error {
+	provider, baseURL, mode := sf.provider, sf.baseURL, sf.mode
+	if _, ok := sbox.ParseMode(sf.sandbox); sf.sandbox != "" && !ok {
+		return usagef(cmd, "--sandbox must be %s, not %q", sbox.ModeNames, quote.V(sf.sandbox))
 	}
-	if _, err := extend.ParseAgentsJSON(agentsJSON); err != nil {
-		return usagef(cmd, "--agents: %v", err)
-	}
-	return nil
-}
-
-func checkModelFlags(cmd, provider, baseURL, mode string) error {
 	if provider != "" && !config.ValidProvider(provider) {
 		return usagef(cmd, "--provider must be %s, not %q", config.ProviderList(), quote.V(provider))
 	}
@@ -129,6 +124,18 @@ func checkModelFlags(cmd, provider, baseURL, mode string) error {
 	}
 	if mode != "" && !config.ValidMode(mode) {
 		return usagef(cmd, "--permission-mode must be default, plan, acceptEdits or bypassPermissions, not %q", quote.V(mode))
+	}
+	return nil
+}
+
+// checkAgentsFlag refuses an --agents value that is not a valid set of
+// definitions, as a usage error naming the flag.
+func checkAgentsFlag(cmd, agentsJSON string) error {
+	if agentsJSON == "" {
+		return nil
+	}
+	if _, err := extend.ParseAgentsJSON(agentsJSON); err != nil {
+		return usagef(cmd, "--agents: %v", err)
 	}
 	return nil
 }

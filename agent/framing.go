@@ -43,6 +43,7 @@ type instructionOptions struct {
 	replace         *string // --system-prompt or the systemPrompt setting
 	append          string  // --append-system-prompt or the setting
 	model, mode     string
+	sandboxMode     string // the environment block's sandbox line ("" reads "off")
 	notice          func(string)
 }
 
@@ -64,7 +65,7 @@ func newInstructions(ctx context.Context, o instructionOptions) *Instructions {
 	in.report(in.set)
 	env := prompt.Environment{
 		Workspace: o.workspace, Host: prompt.DetectHost(prompt.HostOptions{LookupEnv: os.LookupEnv}),
-		Date: time.Now(), Model: o.model, PermissionMode: o.mode, SandboxMode: "off",
+		Date: time.Now(), Model: o.model, PermissionMode: o.mode, SandboxMode: o.sandboxMode,
 	}
 	if o.trusted {
 		in.git = prompt.TakeGitSnapshot(ctx, o.workspace, prompt.GitOptions{})

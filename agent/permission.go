@@ -44,6 +44,9 @@ type Verdict struct {
 	// ./...)`, `Read(/etc/hosts)`, `WebFetch(docs.example.com)` or
 	// `github__*`.
 	Suggest string
+	// Remedy says what would allow a call that no rule can (leaving the
+	// sandbox), for the message of a call denied where nobody can answer.
+	Remedy string
 }
 
 // Answer is a user's answer to a permission prompt

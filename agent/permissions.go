@@ -19,6 +19,12 @@ type CheckerOptions struct {
 	Allow, Deny []config.Rule // from the merged settings (config.Permissions)
 	Workspace   string        // the workspace's real path: relative patterns start here (without it they match nothing)
 	Home        string        // "~/" in patterns; "" leaves such patterns unmatched
+	// AutoAllowSandboxed runs a Bash call the sandbox confines without
+	// asking (autoAllowBashIfSandboxed; docs/sandbox.md, "Permissions").
+	AutoAllowSandboxed bool
+	// OnEscalation is told every decision Check makes about a call that
+	// asks to leave the sandbox (for the records); nil: nobody.
+	OnEscalation func(t tools.Target, v Verdict)
 }
 
 // Checker decides tool calls by the permission mode, the risk class of the
@@ -34,16 +40,21 @@ type CheckerOptions struct {
 //     a file tool whose real path lies outside the workspace: the mode
 //     alone never allows that (docs/reference/runtime.md, "Permission modes
 //     and rules": outside the workspace).
+//     3a. A Bash call that asks to leave the sandbox is asked, always
+//     (docs/sandbox.md, "Escalation"); one the sandbox confines runs when
+//     autoAllowBashIfSandboxed is on.
 //  4. An allow rule (from settings or allowed for the session) allows.
 //  5. Otherwise the user is asked; but a path outside the workspace is
 //     denied in plan and bypassPermissions modes, which are meant to run
 //     without questions and so must not widen the workspace on their own.
 type Checker struct {
-	ws, home string
-	deny     *ruleSet
-	allow    atomic.Pointer[ruleSet] // settings rules, then session rules
-	mode     atomic.Int32
-	mu       sync.Mutex // serialises AllowForSession
+	ws, home  string
+	autoAllow bool
+	onEscal   func(tools.Target, Verdict)
+	deny      *ruleSet
+	allow     atomic.Pointer[ruleSet] // settings rules, then session rules
+	mode      atomic.Int32
+	mu        sync.Mutex // serialises AllowForSession
 	// parent is the checker a subagent's was narrowed from (Narrow):
 	// rules allowed for the session go there too.
 	parent *Checker
@@ -171,7 +182,7 @@ func (s *ruleSet) forTool(tool string) (own, servers []*compiledRule) {
 // NewChecker prepares the rules. Patterns are compiled once here, so each
 // Check costs a few comparisons per rule naming the tool.
 func NewChecker(opts CheckerOptions) *Checker {
-	c := &Checker{ws: filepath.Clean(opts.Workspace), home: opts.Home}
+	c := &Checker{ws: filepath.Clean(opts.Workspace), home: opts.Home, autoAllow: opts.AutoAllowSandboxed, onEscal: opts.OnEscalation}
 	if opts.Workspace == "" {
 		c.ws = ""
 	}
@@ -419,9 +430,27 @@ func (s *ruleSet) allowedBy(tool string, cl *ruleCall) *compiledRule {
 
 // Reasons, for messages.
 const (
-	reasonPlan    = "plan mode allows inspection only"
-	reasonOutside = "the path is outside the workspace"
+	reasonPlan       = "plan mode allows inspection only"
+	reasonOutside    = "the path is outside the workspace"
+	reasonSandboxed  = "the sandbox confines the command (autoAllowBashIfSandboxed)"
+	remedyEscalation = "Leaving the sandbox needs the user's answer each time; where nobody can answer, only a rule that runs this exact command unconfined lets it run: the command in sandbox.excludedCommands in ~/.agent/settings.json, and allowed by permissions.allow."
 )
+
+// EscalationReason says what a call that leaves the sandbox asks for.
+func EscalationReason(t tools.Target) string {
+	what := "network access"
+	if p, ok := strings.CutPrefix(t.Escalation, "write:"); ok {
+		what = "writing " + p
+	}
+	return fmt.Sprintf("the command asks to run outside the sandbox for %s: %s", what, t.Justification)
+}
+
+func (c *Checker) escalation(t tools.Target, v Verdict) Verdict {
+	if t.Escalation != "" && c.onEscal != nil {
+		c.onEscal(t, v)
+	}
+	return v
+}
 
 var (
 	reasonPermModeRuns = [...]string{
@@ -441,11 +470,18 @@ func (c *Checker) Check(spec tools.Spec, t tools.Target) Verdict {
 	var buf [8]string
 	cl := makeRuleCall(t, buf[:0])
 	if r := c.deny.denying(spec.Name, &cl); r != nil {
-		return Verdict{Decision: Deny, Rule: &r.rule, Reason: r.denyReason}
+		return c.escalation(t, Verdict{Decision: Deny, Rule: &r.rule, Reason: r.denyReason})
 	}
 	m := permMode(c.mode.Load())
 	if m == permPlan && spec.Risk != tools.RiskInspect {
-		return Verdict{Decision: Deny, Reason: reasonPlan}
+		return c.escalation(t, Verdict{Decision: Deny, Reason: reasonPlan})
+	}
+	if t.Escalation != "" {
+		// Never a rule, never a mode: the user, every time.
+		return c.escalation(t, Verdict{Decision: Ask, Reason: EscalationReason(t), Remedy: remedyEscalation})
+	}
+	if t.Sandboxed && c.autoAllow {
+		return Verdict{Decision: Allow, Reason: reasonSandboxed}
 	}
 	outside := t.Kind == tools.TargetPath && t.OutsideWorkspace
 	if !outside && permModeRuns(m, spec.Risk) {
@@ -576,6 +612,8 @@ func DeniedMessage(toolName string, v Verdict) string {
 	}
 	if v.Suggest != "" {
 		fmt.Fprintf(&b, " To allow it, add %s to permissions.allow in .agent/settings.json or .agent/settings.local.json.", config.QuoteJSON(v.Suggest))
+	} else if v.Remedy != "" {
+		b.WriteString(" " + v.Remedy)
 	} else if v.Reason == reasonPlan {
 		b.WriteString(" Switch out of plan mode to let it run.")
 	}

@@ -17,7 +17,7 @@ var strictness = map[permMode]int{permBypass: 0, permAcceptEdits: 1, permDefault
 // allows for the session is allowed in the parent too: the user answered
 // for the session.
 func (c *Checker) Narrow(mode string, deny []config.Rule) *Checker {
-	n := &Checker{ws: c.ws, home: c.home, parent: c}
+	n := &Checker{ws: c.ws, home: c.home, parent: c, autoAllow: c.autoAllow, onEscal: c.onEscal}
 	m := permMode(c.mode.Load())
 	if mode != "" {
 		if own := parsePermMode(mode); strictness[own] > strictness[m] {

@@ -115,6 +115,12 @@ type StartOptions struct {
 	// NoAutoCompact turns proactive compaction off (--no-auto-compact);
 	// the settings' autoCompact: false does too.
 	NoAutoCompact bool
+	// SandboxMode overrides the settings' sandbox mode for this run
+	// (--sandbox; docs/sandbox.md, "Modes"); "": the settings'.
+	SandboxMode string
+	// SandboxDenyRead are paths no confined command reads, besides the
+	// settings' denyRead (mcp serve's token file).
+	SandboxDenyRead []string
 	// Agents are subagent definitions for this session only (--agents),
 	// beside those of the folders.
 	Agents []*extend.Agent
@@ -195,6 +201,7 @@ type WorkspaceSession struct {
 	httpClient *http.Client // the providers' (nil: the default client)
 	asking     sync.Mutex   // one question to a local server at a time
 	mcpTools   *mcpTools
+	sandbox    *sessionSandbox
 	stopLife   context.CancelFunc
 	credStore  *oauth.Store
 	oauthNet   oauth.NetOptions
@@ -271,9 +278,20 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 		return nil, err
 	}
 	replace, appendText := promptChoice(opts, s)
-	checker := NewChecker(CheckerOptions{Mode: mode, Allow: s.Permissions.Allow, Deny: s.Permissions.Deny, Workspace: ws, Home: home})
+	ss, err := openSandbox(opts, s, ws, home)
+	if err != nil {
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			ss.close()
+		}
+	}()
+	checker := NewChecker(CheckerOptions{Mode: mode, Allow: s.Permissions.Allow, Deny: s.Permissions.Deny, Workspace: ws, Home: home,
+		AutoAllowSandboxed: ss.autoAllow(), OnEscalation: ss.onEscalation(opts.Prompter == nil)})
 
-	c := &WorkspaceSession{Settings: s, Workspace: ws, Home: home, Trusted: trusted, Model: choice, Permissions: checker}
+	c := &WorkspaceSession{Settings: s, Workspace: ws, Home: home, Trusted: trusted, Model: choice, Permissions: checker, sandbox: ss}
 	id := NewID()
 	var turns int
 	if opts.Resume != "" {
@@ -300,6 +318,7 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 		if err != nil {
 			return nil, err
 		}
+		ss.transcript.Store(c.transcript)
 	}
 	c.Hooks = startHooks(s, ws, home, opts)
 	if opts.Overrides.NoTranscript {
@@ -310,6 +329,7 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 	c.Instructions = newInstructions(ctx, instructionOptions{
 		workspace: ws, home: home, trusted: trusted, maxBytes: s.Prompt.InstructionsMaxBytes,
 		replace: replace, append: appendText, model: choice.Model, mode: mode, notice: opts.Notice,
+		sandboxMode: ss.state.Mode,
 	})
 	c.Catalog = extend.Discover(extend.Options{Workspace: ws, Home: home, Trusted: trusted})
 	for _, a := range opts.Agents {
@@ -328,7 +348,8 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 	}
 	c.Instructions.skills = skillsSection(c.Catalog)
 	c.agents = &agentTool{c: c, catalog: c.Catalog, sem: make(chan struct{}, maxChildren)}
-	builtinTools := append(tools.Builtin(tools.Options{Workspace: ws, Home: home, Network: netguard.Policy{Allowed: s.AllowedNetworks}}), c.agents)
+	builtinTools := append(tools.Builtin(tools.Options{Workspace: ws, Home: home, Network: netguard.Policy{Allowed: s.AllowedNetworks},
+		Env: ss.env(), Sandbox: ss.bash()}), c.agents)
 	if skills := usableSkills(c.Catalog); len(skills) > 0 {
 		builtinTools = append(builtinTools, &skillTool{c: c})
 	}
@@ -343,7 +364,7 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 			SummaryInstructions: c.Instructions.CompactInstructions,
 		},
 		Tools:       builtinTools,
-		Permissions: checker, Prompter: opts.Prompter,
+		Permissions: checker, Prompter: ss.prompter(opts.Prompter),
 		Hooks: c.Hooks, Guard: c.guard, StartSource: startSource(opts),
 		Workspace: ws, Transcript: c.transcript, TurnsBefore: turns,
 		TodoWrite: true,
@@ -366,6 +387,7 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 	c.httpClient = opts.Overrides.HTTPClient
 	c.askLocalWindow()
 	c.startMCP(ctx, opts)
+	started = true
 	return c, nil
 }
 
@@ -411,7 +433,8 @@ func (c *WorkspaceSession) startMCP(ctx context.Context, opts StartOptions) {
 		Credentials:    c.credStore,
 		OAuthTransport: oauthT, HTTPTransport: base,
 		Policy:  policy,
-		Helpers: mcp.HelperOptions{Allowed: s.HeaderHelpers, Dir: c.Workspace},
+		Helpers: mcp.HelperOptions{Allowed: s.HeaderHelpers, Dir: c.Workspace, Sandbox: c.sandbox.mcpSandbox()},
+		Sandbox: c.sandbox.mcpSandbox(),
 		OnChange: func() {
 			// A running turn keeps the tools it started with
 			// (docs/reference/mcp.md, "Lists that change").
@@ -469,6 +492,7 @@ func (c *WorkspaceSession) Close() error {
 	if c.MCP != nil {
 		err = c.MCP.Close()
 	}
+	c.sandbox.close()
 	if c.transcript != nil {
 		err = errors.Join(err, c.transcript.Close())
 	}

@@ -31,6 +31,10 @@ type NameValue struct {
 type HeaderHelper struct {
 	Command string   // absolute path
 	Args    []string // exact arguments
+	// Sandbox is the helper's own sandbox, from its mcpHeaderHelpers entry
+	// (user settings); nil: a header helper's default (docs/sandbox.md,
+	// "Profiles"). It takes no part in Equal.
+	Sandbox *SandboxProfile `json:",omitempty"`
 }
 
 // Equal reports an exact match of command and arguments
@@ -77,6 +81,10 @@ type ServerDef struct {
 	HeadersHelper *HeaderHelper
 	OAuth         *OAuth
 	Timeout       time.Duration // 0: none given
+	// Sandbox is a stdio server's own sandbox (docs/sandbox.md,
+	// "Profiles"); nil: the session's mode without network. It is part of
+	// the approval fingerprint.
+	Sandbox *SandboxProfile
 
 	Problems []string // each also reported as a Diagnostic
 
@@ -111,6 +119,7 @@ var fieldTypes = map[string]string{
 	"type": "all", "timeout": "all",
 	"command": "stdio", "args": "stdio", "cwd": "stdio", "env": "stdio",
 	"url": "remote", "headers": "remote", "headersHelper": "remote", "oauth": "remote",
+	"sandbox": "stdio",
 }
 
 // secretKeys are refused by name anywhere in a definition
@@ -122,7 +131,8 @@ func isSecretKey(k string) bool {
 
 const secretRefusal = "a client secret is never accepted in a definition; run 'agent mcp login NAME --client-secret' in a terminal instead"
 
-func parseServer(name string, f File, p strictjson.Path, v *strictjson.Value, lookup LookupFunc) *ServerDef {
+func parseServer(name string, f File, p strictjson.Path, v *strictjson.Value, opts Options) *ServerDef {
+	lookup := opts.Lookup
 	d := &ServerDef{Name: name, Scope: f.Scope, File: f.Path}
 	bad := func(path strictjson.Path, format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
@@ -240,7 +250,7 @@ func parseServer(name string, f File, p strictjson.Path, v *strictjson.Value, lo
 				}
 			}
 		case "headersHelper":
-			h, probs := parseHelper(m.Value, kp)
+			h, probs := parseHelper(m.Value, kp, nil)
 			for _, pr := range probs {
 				bad(pr.path, "%s", pr.msg)
 			}
@@ -249,6 +259,12 @@ func parseServer(name string, f File, p strictjson.Path, v *strictjson.Value, lo
 			}
 		case "oauth":
 			d.OAuth = parseOAuth(m.Value, kp, bad)
+		case "sandbox":
+			prof, probs := parseSandboxProfile(m.Value, kp, opts.Home, opts.Workspace)
+			for _, pr := range probs {
+				bad(pr.path, "%s", pr.msg)
+			}
+			d.Sandbox = prof
 		case "timeout":
 			ms, ok := m.Value.Float()
 			if !ok || ms <= 0 || math.IsInf(ms, 0) || ms > float64(math.MaxInt64/int64(time.Millisecond)) {
@@ -313,7 +329,9 @@ func ValidHeaderName(n string) bool {
 	return true
 }
 
-func parseHelper(v *strictjson.Value, p strictjson.Path) (HeaderHelper, []pathMsg) {
+// parseHelper reads a header helper; opts is set for an entry of the
+// user's mcpHeaderHelpers, the only place that may give it a sandbox.
+func parseHelper(v *strictjson.Value, p strictjson.Path, opts *Options) (HeaderHelper, []pathMsg) {
 	var h HeaderHelper
 	var probs []pathMsg
 	if v.Kind != strictjson.Object {
@@ -348,6 +366,14 @@ func parseHelper(v *strictjson.Value, p strictjson.Path) (HeaderHelper, []pathMs
 				}
 				h.Args = append(h.Args, it.Str)
 			}
+		case "sandbox":
+			if opts == nil {
+				probs = append(probs, pathMsg{kp, "a header helper's sandbox is set in its mcpHeaderHelpers entry (user settings), not in a definition"})
+				continue
+			}
+			prof, ps := parseSandboxProfile(m.Value, kp, opts.Home, opts.Workspace)
+			probs = append(probs, ps...)
+			h.Sandbox = prof
 		default:
 			if isSecretKey(m.Key) {
 				probs = append(probs, pathMsg{kp, secretRefusal})

@@ -136,6 +136,7 @@ type Settings struct {
 	Providers       map[string]*ProviderSettings
 	Prompt          PromptSettings  // systemPrompt, appendSystemPrompt, instructions (prompt.go)
 	Context         ContextSettings // autoCompact, autoCompactAt, models (context.go)
+	Sandbox         SandboxSettings // the sandbox keys (sandbox.go)
 	// Hooks are the handlers of every file that applies, in file order
 	// (hooks.go); HooksDisabled the scopes whose files set
 	// disableAllHooks: true.
@@ -178,6 +179,7 @@ func Load(opts Options) *Settings {
 	l := &loader{opts: opts, s: &Settings{
 		Servers:   map[string]*ServerDef{},
 		Providers: map[string]*ProviderSettings{},
+		Sandbox:   DefaultSandbox(),
 	}}
 	untrustedDefs := map[string]*ServerDef{}
 	for _, f := range SettingsFiles(opts.Home, opts.Workspace) {
@@ -295,6 +297,8 @@ func (l *loader) file(f File, root *strictjson.Value) {
 			l.autoCompactAt(f, p, m.Value)
 		case "models":
 			l.models(f, p, m.Value)
+		case "sandbox":
+			l.sandboxKeys(f, p, m.Value)
 		case "modelPrices":
 			l.modelPrices(f, p, m.Value)
 		case "hooks":
@@ -314,7 +318,7 @@ func (l *loader) servers(f File, p strictjson.Path, v *strictjson.Value) {
 	}
 	for _, m := range v.Members {
 		sp := p.Key(m.Key)
-		d := parseServer(m.Key, f, sp, m.Value, l.opts.Lookup)
+		d := parseServer(m.Key, f, sp, m.Value, l.opts)
 		for _, pr := range d.problems {
 			l.diags = append(l.diags, Diagnostic{File: f.Path, Path: pr.path, Msg: pr.msg})
 		}
@@ -334,7 +338,7 @@ func (l *loader) headerHelpers(f File, p strictjson.Path, v *strictjson.Value) {
 		return
 	}
 	for i, it := range v.Items {
-		h, probs := parseHelper(it, p.Index(i))
+		h, probs := parseHelper(it, p.Index(i), &l.opts)
 		for _, pr := range probs {
 			l.diag(f.Path, pr.path, "%s", pr.msg)
 		}

@@ -87,7 +87,10 @@ func TestTUIUnderTmux(t *testing.T) {
 	defer srv.Close()
 	home, work := t.TempDir(), t.TempDir()
 	os.MkdirAll(filepath.Join(home, ".agent"), 0o700)
-	settings := `{"defaultModel": {"provider": "local", "model": "fake-model"}, "providers": {"local": {"baseURL": "` + srv.URL() + `"}}}`
+	// The Bash call is to be asked about: the sandbox's autoAllowBashIfSandboxed
+	// would run it without a question (docs/sandbox.md, "Permissions").
+	settings := `{"defaultModel": {"provider": "local", "model": "fake-model"}, "providers": {"local": {"baseURL": "` + srv.URL() + `"}},
+		"sandbox": {"autoAllowBashIfSandboxed": false}}`
 	if err := os.WriteFile(filepath.Join(home, ".agent", "settings.json"), []byte(settings), 0o600); err != nil {
 		t.Fatal(err)
 	}

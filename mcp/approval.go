@@ -69,25 +69,27 @@ func NewApprovals(workspace string, store ApprovalStore) *Approvals {
 // "Fingerprint"): the type, command, args, cwd and url as written
 // (templates unexpanded, so a rotated credential does not make an approval
 // stale), the names but not the values of env and headers, the header
-// helper, the oauth object, the file and scope it came from, and the
-// workspace's real path.
+// helper, the oauth object, a stdio server's sandbox profile (so that a
+// wider profile needs a new approval; docs/sandbox.md, "Profiles"), the
+// file and scope it came from, and the workspace's real path.
 func Fingerprint(d *config.ServerDef, workspace string) string {
 	type fp struct {
-		Type      string               `json:"type"`
-		Command   string               `json:"command"`
-		Args      []string             `json:"args"`
-		Cwd       string               `json:"cwd"`
-		URL       string               `json:"url"`
-		Env       []string             `json:"env"`
-		Headers   []string             `json:"headers"`
-		Helper    *config.HeaderHelper `json:"helper"`
-		OAuth     *config.OAuth        `json:"oauth"`
-		File      string               `json:"file"`
-		Scope     string               `json:"scope"`
-		Workspace string               `json:"workspace"`
+		Type      string                 `json:"type"`
+		Command   string                 `json:"command"`
+		Args      []string               `json:"args"`
+		Cwd       string                 `json:"cwd"`
+		URL       string                 `json:"url"`
+		Env       []string               `json:"env"`
+		Headers   []string               `json:"headers"`
+		Helper    *config.HeaderHelper   `json:"helper"`
+		OAuth     *config.OAuth          `json:"oauth"`
+		Sandbox   *config.SandboxProfile `json:"sandbox,omitempty"`
+		File      string                 `json:"file"`
+		Scope     string                 `json:"scope"`
+		Workspace string                 `json:"workspace"`
 	}
 	v := fp{Type: d.Type, Command: d.Command.Raw, Cwd: d.Cwd.Raw, URL: d.URL.Raw,
-		Helper: d.HeadersHelper, OAuth: d.OAuth, File: d.File, Scope: d.Scope.String(), Workspace: workspace}
+		Helper: d.HeadersHelper, OAuth: d.OAuth, Sandbox: d.Sandbox, File: d.File, Scope: d.Scope.String(), Workspace: workspace}
 	for _, a := range d.Args {
 		v.Args = append(v.Args, a.Raw)
 	}

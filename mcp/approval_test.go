@@ -44,6 +44,7 @@ func TestFingerprint(t *testing.T) {
 		"cwd":         func(d *config.ServerDef) { d.Cwd.Raw = "/tmp" },
 		"env name":    func(d *config.ServerDef) { d.Env = []config.NameValue{{Name: "A"}} },
 		"helper":      func(d *config.ServerDef) { d.HeadersHelper = &config.HeaderHelper{Command: "/h"} },
+		"sandbox":     func(d *config.ServerDef) { d.Sandbox = &config.SandboxProfile{AllowWrite: []string{"/out"}} },
 	}
 	for name, m := range differ {
 		if Fingerprint(def(m), "/ws") == base {

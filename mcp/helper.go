@@ -13,6 +13,7 @@ import (
 
 	"agent/config"
 	"agent/internal/quote"
+	"agent/internal/sandbox"
 	"agent/internal/strictjson"
 )
 
@@ -34,6 +35,9 @@ type HelperOptions struct {
 	Environ []string              // nil: os.Environ()
 	Timeout time.Duration         // 0: DefaultHelperTimeout
 	Dir     string                // working directory (the workspace)
+	// Sandbox confines the helper with its profile (its mcpHeaderHelpers
+	// entry's sandbox, docs/sandbox.md, "Profiles"); nil: unconfined.
+	Sandbox *Sandbox
 }
 
 // RunHeaderHelper runs a definition's header helper and returns the headers
@@ -48,14 +52,15 @@ func RunHeaderHelper(ctx context.Context, d *config.ServerDef, opts HelperOption
 	if h == nil {
 		return nil, nil
 	}
-	allowed := false
-	for _, a := range opts.Allowed {
+	// The entry that allows the helper also gives its sandbox.
+	var allowedAs *config.HeaderHelper
+	for i, a := range opts.Allowed {
 		if a.Equal(*h) {
-			allowed = true
+			allowedAs = &opts.Allowed[i]
 			break
 		}
 	}
-	if !allowed {
+	if allowedAs == nil {
 		return nil, fmt.Errorf("%w: server %s: add {\"command\": %q, \"args\": [...]} with its exact arguments to mcpHeaderHelpers in ~/.agent/settings.json",
 			ErrHelperNotAllowed, d.Name, quote.V(h.Command))
 	}
@@ -72,15 +77,18 @@ func RunHeaderHelper(ctx context.Context, d *config.ServerDef, opts HelperOption
 	if d.Scope != config.User {
 		env = scrubCredentials(env)
 	}
-	cmd := exec.CommandContext(ctx, h.Command, h.Args...)
-	cmd.Env = env
-	cmd.Dir = opts.Dir
-	cmd.WaitDelay = time.Second
 	var out limitedBuffer
 	out.limit = maxHelperOutput
-	cmd.Stdout = &out
-	cmd.Stderr = nil // discarded: it may echo secrets
-	err := cmd.Run()
+	build := func() *exec.Cmd {
+		cmd := exec.CommandContext(ctx, h.Command, h.Args...)
+		cmd.Env = env
+		cmd.Dir = opts.Dir
+		cmd.WaitDelay = time.Second
+		cmd.Stdout = &out
+		cmd.Stderr = nil // discarded: it may echo secrets
+		return cmd
+	}
+	err := runHelper(build, d.Name, allowedAs, opts.Sandbox)
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
 		return nil, fmt.Errorf("header helper of server %s: no answer within %v", d.Name, timeout)
@@ -90,6 +98,26 @@ func RunHeaderHelper(ctx context.Context, d *config.ServerDef, opts HelperOption
 		return nil, fmt.Errorf("header helper of server %s: output over %d bytes", d.Name, maxHelperOutput)
 	}
 	return parseHelperOutput(d.Name, out.Bytes())
+}
+
+// runHelper runs the helper's command, confined when there is a sandbox.
+// Its output is secret: nothing of it goes into the sandbox's report.
+func runHelper(build func() *exec.Cmd, server string, h *config.HeaderHelper, sb *Sandbox) error {
+	if sb == nil {
+		return build().Run()
+	}
+	wrapped := func() *exec.Cmd {
+		cmd := build()
+		cmd.Env = sb.Box.PrivateEnv(cmd.Env)
+		return cmd
+	}
+	run, err := sb.Box.Start(wrapped, sandbox.Request{Label: "helper:" + server, Profile: sb.HelperProfile(h)})
+	if err != nil {
+		return err
+	}
+	err = run.Cmd.Wait()
+	run.Finish(run.Cmd.ProcessState, "")
+	return err
 }
 
 // parseHelperOutput decodes the helper's JSON object of header values.

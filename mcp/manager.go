@@ -185,6 +185,10 @@ type ManagerOptions struct {
 	HTTPTransport http.RoundTripper
 	// Helpers runs header helpers.
 	Helpers HelperOptions
+	// Sandbox confines stdio servers (and, through Helpers, header
+	// helpers); nil runs them unconfined (docs/reference/mcp.md,
+	// "Sandbox").
+	Sandbox *Sandbox
 	// ClientInfo names this client to servers.
 	ClientInfo Implementation
 	// ConnectTimeout bounds one connection attempt; 0 means 30 s.
@@ -545,7 +549,11 @@ func (m *Manager) transport(ctx context.Context, d *config.ServerDef) (Transport
 		if dir == "" {
 			dir = m.opts.Workspace
 		}
-		t, err := StartStdio(StdioOptions{Command: a.Command, Args: a.Args, Env: env, Dir: dir})
+		so := StdioOptions{Command: a.Command, Args: a.Args, Env: env, Dir: dir}
+		if m.opts.Sandbox != nil {
+			so.Start = m.opts.Sandbox.startServer(d)
+		}
+		t, err := StartStdio(so)
 		if err != nil {
 			return nil, fmt.Errorf("%w: starting %s: %v", ErrCannotConnect, d.Name, err)
 		}
@@ -675,8 +683,18 @@ func (m *Manager) Call(ctx context.Context, name string, args json.RawMessage, o
 	if c == nil {
 		return nil, fmt.Errorf("%w: the tool %s is no longer available", ErrCannotConnect, name)
 	}
-	r, err := c.CallTool(ctx, t.Tool.Name, args, opts)
-	return r, mask(m.opts.Settings.Servers[t.Server], err)
+	d := m.opts.Settings.Servers[t.Server]
+	call := func() (*CallToolResult, error) { return c.CallTool(ctx, t.Tool.Name, args, opts) }
+	var r *CallToolResult
+	var err error
+	if m.opts.Sandbox.writesWorkspace(d) {
+		// Landlock cannot refuse a change below the workspace: look
+		// around each call (docs/sandbox.md, "Protected paths").
+		r, err = m.opts.Sandbox.guardCall(t.Server, call)
+	} else {
+		r, err = call()
+	}
+	return r, mask(d, err)
 }
 
 // Disconnect ends one server's connection and withdraws its tools (a

@@ -36,6 +36,10 @@ type StdioOptions struct {
 	// ShutdownWait bounds each wait of the shutdown sequence (after closing
 	// stdin, then after SIGTERM, then after SIGKILL); 0 means 2 s.
 	ShutdownWait time.Duration
+	// Start starts the process (the sandbox's: docs/sandbox.md); build
+	// makes the command and may be called more than once. nil: the
+	// command as built, unconfined.
+	Start func(build func() *exec.Cmd) (*exec.Cmd, error)
 }
 
 // StdioTransport runs an MCP server as a child process and talks to it on
@@ -66,14 +70,6 @@ func StartStdio(opts StdioOptions) (*StdioTransport, error) {
 	if opts.Command == "" {
 		return nil, errors.New("mcp: stdio: no command")
 	}
-	cmd := exec.Command(opts.Command, opts.Args...)
-	cmd.Env = opts.Env
-	if cmd.Env == nil {
-		cmd.Env = []string{}
-	}
-	cmd.Dir = opts.Dir
-	setProcessGroup(cmd)
-
 	// Pipes of our own rather than StdinPipe/StdoutPipe: Wait closes those
 	// when the process exits, which could drop the last messages still
 	// buffered; with our own pipes the reader sees every byte, then EOF.
@@ -96,7 +92,6 @@ func StartStdio(opts StdioOptions) (*StdioTransport, error) {
 		wait = 2 * time.Second
 	}
 	t := &StdioTransport{
-		cmd:     cmd,
 		stdin:   inW,
 		stdout:  outR,
 		r:       jsonrpc.NewReader(outR, jsonrpc.ReaderOptions{MaxMessage: opts.MaxMessage}),
@@ -106,18 +101,36 @@ func StartStdio(opts StdioOptions) (*StdioTransport, error) {
 		exited:  make(chan struct{}),
 		closing: make(chan struct{}),
 	}
-	cmd.Stdin = inR
-	cmd.Stdout = outW
-	cmd.Stderr = t.stderr
-	// A grandchild that keeps stderr open must not hold Wait forever.
-	cmd.WaitDelay = wait
-	if err := cmd.Start(); err != nil {
+	build := func() *exec.Cmd {
+		cmd := exec.Command(opts.Command, opts.Args...)
+		cmd.Env = opts.Env
+		if cmd.Env == nil {
+			cmd.Env = []string{}
+		}
+		cmd.Dir = opts.Dir
+		setProcessGroup(cmd)
+		cmd.Stdin = inR
+		cmd.Stdout = outW
+		cmd.Stderr = t.stderr
+		// A grandchild that keeps stderr open must not hold Wait forever.
+		cmd.WaitDelay = wait
+		return cmd
+	}
+	var cmd *exec.Cmd
+	if opts.Start != nil {
+		cmd, err = opts.Start(build)
+	} else {
+		cmd = build()
+		err = cmd.Start()
+	}
+	if err != nil {
 		inR.Close()
 		inW.Close()
 		outR.Close()
 		outW.Close()
 		return nil, fmt.Errorf("mcp: stdio: starting %s: %w", opts.Command, err)
 	}
+	t.cmd = cmd
 	// The child has its copies; ours would keep the pipes open forever.
 	inR.Close()
 	outW.Close()

@@ -56,6 +56,9 @@ func (a agentSession) Subscribe(fn func(agent.Event)) func() { return a.s.Subscr
 // Status is what the status line shows besides the context use.
 type Status struct {
 	Provider, Model, Mode string
+	// Sandbox is the sandbox's mode, or "unavailable" when the kernel
+	// cannot confine (docs/sandbox.md, "Degrading"); "" shows nothing.
+	Sandbox string
 	// SessionID is the session's id (history search's session scope).
 	SessionID string
 }

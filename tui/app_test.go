@@ -269,13 +269,7 @@ func TestPermissionPrompt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := start(t, 70, 16, Options{})
 		ask := func() chan agent.Answer {
-			ch := make(chan agent.Answer, 1)
-			go func() {
-				ans, _ := h.app.AskPermission(context.Background(), agent.PermissionRequest{Tool: "Bash", Args: json.RawMessage(`{"command":"rm -rf build\u001b[31m"}`), Suggest: "Bash(rm -rf build)", Reason: "Bash asks in default mode"})
-				ch <- ans
-			}()
-			synctest.Wait()
-			return ch
+			return h.askAsync(agent.PermissionRequest{Tool: "Bash", Args: json.RawMessage(`{"command":"rm -rf build\u001b[31m"}`), Suggest: "Bash(rm -rf build)", Reason: "Bash asks in default mode"})
 		}
 		ch := ask()
 		h.expect("Allow Bash?")
@@ -306,6 +300,53 @@ func TestPermissionPrompt(t *testing.T) {
 		cancel()
 		synctest.Wait()
 		h.expectNot("Allow Write?")
+	})
+}
+
+// askAsync puts a permission question to the UI from another goroutine
+// and returns where its answer arrives.
+func (h *harness) askAsync(req agent.PermissionRequest) chan agent.Answer {
+	ch := make(chan agent.Answer, 1)
+	go func() {
+		ans, _ := h.app.AskPermission(context.Background(), req)
+		ch <- ans
+	}()
+	synctest.Wait()
+	return ch
+}
+
+// TestEscalationPrompt: a command that asks to leave the sandbox is
+// answered once or not at all; the keys that would remember an answer do
+// nothing (docs/sandbox.md, "Escalation").
+func TestEscalationPrompt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, 80, 16, Options{})
+		ask := func() chan agent.Answer {
+			return h.askAsync(agent.PermissionRequest{Tool: "Bash",
+				Args:   json.RawMessage(`{"command":"curl https://example.com"}`),
+				Target: tools.Target{Kind: tools.TargetCommand, Value: "curl https://example.com", Escalation: "network", Justification: "download the \x1b[31mfile"},
+				Reason: "the command asks to run outside the sandbox for network access: download the \x1b[31mfile"})
+		}
+		ch := ask()
+		h.expect("Run Bash outside the sandbox?")
+		h.expect("for network access: download the")
+		h.expect("1. Allow once, for this command only")
+		h.expect("2. Deny")
+		h.expectNot("Allow for this session")
+		h.expect("y allow once · n/d deny")
+		h.typ("s")
+		h.typ("p")
+		synctest.Wait()
+		h.expect("Run Bash outside the sandbox?") // neither key answers
+		h.typ("\x1b[B\r")
+		if ans := <-ch; ans != agent.DenyOnce {
+			t.Fatalf("answer %v", ans)
+		}
+		ch = ask()
+		h.typ("y")
+		if ans := <-ch; ans != agent.AllowOnce {
+			t.Fatalf("answer %v", ans)
+		}
 	})
 }
 

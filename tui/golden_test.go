@@ -100,6 +100,13 @@ func TestGoldenScreens(t *testing.T) {
 			s.askPermission(&permPrompt{req: agent.PermissionRequest{Tool: "Bash", Args: json.RawMessage(`{"command":"go test ./..."}`), Suggest: "Bash(go test ./...)", Reason: "Bash asks in default mode"}, reply: make(chan agent.Answer, 1), ctx: t.Context()})
 			s.permAction("next")
 		}},
+		{"escalation", 60, 16, func(s *state) {
+			req := agent.PermissionRequest{Tool: "Bash", Args: json.RawMessage(`{"command":"go mod download","sandbox":"escalate","needs":"network","justification":"fetch the modules"}`),
+				Target: tools.Target{Kind: tools.TargetCommand, Value: "go mod download", Escalation: "network", Justification: "fetch the modules"},
+				Reason: "the command asks to run outside the sandbox for network access: fetch the modules"}
+			s.askPermission(&permPrompt{req: req, reply: make(chan agent.Answer, 1), ctx: t.Context()})
+			s.permAction("next")
+		}},
 		{"confirm", 60, 10, func(s *state) {
 			s.confirm = &confirmPrompt{title: "Trust this workspace?", question: "/home/u/project\nIts settings can define MCP servers.", reply: func(bool) {}}
 		}},

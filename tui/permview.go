@@ -23,6 +23,9 @@ const minPreviewRows = 3
 func (s *state) permLines(w, rows int) []screen.Line {
 	p := s.perm
 	title := screen.Line{{Text: "Allow ", Style: s.th.title}, {Text: screen.SanitizeLine(p.req.Tool), Style: s.th.toolName}, {Text: "?", Style: s.th.title}}
+	if p.escalation() {
+		title = screen.Line{{Text: "Run ", Style: s.th.title}, {Text: screen.SanitizeLine(p.req.Tool), Style: s.th.toolName}, {Text: " outside the sandbox?", Style: s.th.title}}
+	}
 	if pv := p.req.Preview; pv != nil && pv.Title != "" {
 		title = append(title, screen.Span{Text: "  " + screen.SanitizeLine(pv.Title), Style: s.th.user})
 	}
@@ -36,12 +39,19 @@ func (s *state) permLines(w, rows int) []screen.Line {
 			tail = append(tail, append(screen.Line{{Text: "  "}}, l...))
 		}
 	}
-	if p.req.Reason != "" {
+	switch {
+	case p.escalation():
+		// What it asks for and why, whole: the model's justification is
+		// what the user decides on (docs/sandbox.md, "Escalation").
+		for _, l := range screen.Wrap(screen.SanitizeLine(p.req.Reason), max(w-2, 1), s.th.dim) {
+			tail = append(tail, append(screen.Line{{Text: "  "}}, l...))
+		}
+	case p.req.Reason != "":
 		tail = append(tail, truncLine(screen.Line{{Text: "  " + screen.SanitizeLine(p.req.Reason), Style: s.th.dim}}, w))
 	}
-	for i, c := range permChoices {
+	for i, c := range p.choices() {
 		label := c.label
-		if i == 1 || i == 2 { // the answers that record rules
+		if (i == 1 || i == 2) && !p.escalation() { // the answers that record rules
 			if rules := permRules(p); rules != "" {
 				label += " (" + screen.SanitizeLine(rules) + ")"
 			}

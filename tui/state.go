@@ -94,14 +94,34 @@ type permPrompt struct {
 	bodyW  int
 }
 
-var permChoices = []struct {
+type permChoice struct {
 	label  string
 	answer agent.Answer
-}{
+}
+
+var permChoices = []permChoice{
 	{"Allow once", agent.AllowOnce},
 	{"Allow for this session", agent.AllowSession},
 	{"Allow for this project", agent.AllowProject},
 	{"Deny", agent.DenyOnce},
+}
+
+// escalationChoices are the answers to a command that asks to leave the
+// sandbox: once, or not at all (docs/sandbox.md, "Escalation": never
+// remembered).
+var escalationChoices = []permChoice{
+	{"Allow once, for this command only", agent.AllowOnce},
+	{"Deny", agent.DenyOnce},
+}
+
+// escalation reports whether the question asks to leave the sandbox.
+func (p *permPrompt) escalation() bool { return p.req.Target.Escalation != "" }
+
+func (p *permPrompt) choices() []permChoice {
+	if p.escalation() {
+		return escalationChoices
+	}
+	return permChoices
 }
 
 // confirmPrompt is a yes/no question.
@@ -511,19 +531,24 @@ func (s *state) submit(prompt string) {
 
 func (s *state) permAction(a keys.Action) {
 	p := s.perm
+	cs := p.choices()
 	switch a {
 	case keys.ActPrevious:
-		p.sel = (p.sel + len(permChoices) - 1) % len(permChoices)
+		p.sel = (p.sel + len(cs) - 1) % len(cs)
 	case keys.ActNext:
-		p.sel = (p.sel + 1) % len(permChoices)
+		p.sel = (p.sel + 1) % len(cs)
 	case keys.ActConfirm:
-		s.answerPermission(permChoices[p.sel].answer)
+		s.answerPermission(cs[p.sel].answer)
 	case keys.ActAllowOnce:
 		s.answerPermission(agent.AllowOnce)
 	case keys.ActAllowSession:
-		s.answerPermission(agent.AllowSession)
+		if !p.escalation() {
+			s.answerPermission(agent.AllowSession)
+		}
 	case keys.ActAllowProject:
-		s.answerPermission(agent.AllowProject)
+		if !p.escalation() {
+			s.answerPermission(agent.AllowProject)
+		}
 	case keys.ActDeny:
 		s.answerPermission(agent.DenyOnce)
 	}

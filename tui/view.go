@@ -450,6 +450,9 @@ func (s *state) drawStatus(f *screen.Frame, y int) {
 	if s.status.Mode != "" {
 		parts = append(parts, "mode "+s.status.Mode)
 	}
+	if s.status.Sandbox != "" {
+		parts = append(parts, "sandbox "+s.status.Sandbox)
+	}
 	switch {
 	case s.ctxWin > 0:
 		// docs/reference/runtime.md, "Context management": ctx N% of W.
@@ -536,6 +539,9 @@ func (s *state) drawFooter(f *screen.Frame, y int) {
 	ctxs := s.contexts()
 	for i, c := range ctxs {
 		for _, h := range hintActions[c] {
+			if c == keys.PermissionPrompt && s.perm != nil && s.perm.escalation() && (h.a == keys.ActAllowSession || h.a == keys.ActAllowProject) {
+				continue // an escalation is answered once or not at all
+			}
 			if k := s.km.Hint(c, h.a); k != "" && !s.shadowed(ctxs[:i], c, h.a) {
 				parts = append(parts, k+" "+h.label)
 			}

@@ -27,24 +27,31 @@ type bashTool struct {
 	shell string
 	env   []string
 	lim   Limits
+	sb    *BashSandbox // nil: commands run unconfined
 }
 
 type bashArgs struct {
-	Command     string `json:"command"`
-	Timeout     int64  `json:"timeout"`
-	Description string `json:"description"`
+	Command       string `json:"command"`
+	Timeout       int64  `json:"timeout"`
+	Description   string `json:"description"`
+	Sandbox       string `json:"sandbox"`
+	Justification string `json:"justification"`
+	Needs         string `json:"needs"`
 }
 
 func (t *bashTool) Spec() Spec {
-	return Spec{
-		Name: "Bash",
-		Description: fmt.Sprintf("Run a shell command in the workspace folder with %s; each call starts afresh there. "+
-			"Stdout and stderr are returned together (long output keeps its start and end) with the exit code. "+
-			"Default time limit %s, at most %s; on timeout the whole process group is killed. Stdin is empty.",
-			t.shell, t.lim.BashTimeout, t.lim.BashMaxTimeout),
-		Schema: json.RawMessage(bashSchema),
-		Risk:   RiskExecute,
+	desc := fmt.Sprintf("Run a shell command in the workspace folder with %s; each call starts afresh there. "+
+		"Stdout and stderr are returned together (long output keeps its start and end) with the exit code. "+
+		"Default time limit %s, at most %s; on timeout the whole process group is killed. Stdin is empty.",
+		t.shell, t.lim.BashTimeout, t.lim.BashMaxTimeout)
+	schema := bashSchema
+	if t.confining() {
+		desc += " " + t.sb.describe()
+		if t.sb.Escalation {
+			schema = bashEscalationSchema
+		}
 	}
+	return Spec{Name: "Bash", Description: desc, Schema: json.RawMessage(schema), Risk: RiskExecute}
 }
 
 func (t *bashTool) Target(args json.RawMessage) (Target, error) {
@@ -55,7 +62,20 @@ func (t *bashTool) Target(args json.RawMessage) (Target, error) {
 	if strings.TrimSpace(a.Command) == "" {
 		return Target{}, badArgs("the command is empty")
 	}
-	return Target{Kind: TargetCommand, Value: a.Command}, nil
+	tg := Target{Kind: TargetCommand, Value: a.Command}
+	if !t.confining() || t.sb.excluded(a.Command) {
+		return tg, nil
+	}
+	if a.Sandbox == "escalate" {
+		needs, err := t.sb.checkEscalation(a)
+		if err != nil {
+			return Target{}, err
+		}
+		tg.Escalation, tg.Justification = needs, a.Justification
+		return tg, nil
+	}
+	tg.Sandboxed = t.sb.Box.Support().Filesystem()
+	return tg, nil
 }
 
 func (t *bashTool) Run(ctx context.Context, args json.RawMessage) Result {
@@ -75,22 +95,46 @@ func (t *bashTool) Run(ctx context.Context, args json.RawMessage) Result {
 	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-
-	cmd := exec.CommandContext(runCtx, t.shell, "-c", a.Command)
-	cmd.Dir = t.ws
-	cmd.Env = t.env
-	// Its own process group, so a timeout or an abort kills everything the
-	// command started, not just the shell.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = pipeGrace
 	out := &outputCapture{keep: t.lim.Output / 2, live: outputSink(ctx)}
-	cmd.Stdout, cmd.Stderr = out, out
-	start := time.Now()
+	build := func() *exec.Cmd {
+		cmd := exec.CommandContext(runCtx, t.shell, "-c", a.Command)
+		cmd.Dir = t.ws
+		cmd.Env = t.env
+		// Its own process group, so a timeout or an abort kills everything
+		// the command started, not just the shell (a confined command
+		// gets a session of its own, which is a group too).
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+		cmd.WaitDelay = pipeGrace
+		cmd.Stdout, cmd.Stderr = out, out
+		return cmd
+	}
+	call := &bashCall{ctx: ctx, runCtx: runCtx, timeout: timeout, out: out, start: time.Now()}
+	if t.confining() && !t.sb.excluded(a.Command) {
+		return t.runConfined(call, a, build)
+	}
+	cmd := build()
 	err := cmd.Run()
-	elapsed := time.Since(start).Round(time.Millisecond)
+	return t.result(call, cmd, err, nil)
+}
 
-	text := out.String()
+// bashCall is one call's context, limits and output.
+type bashCall struct {
+	ctx, runCtx context.Context
+	timeout     time.Duration
+	out         *outputCapture
+	start       time.Time
+}
+
+// result turns a finished command into the tool's result; extra are the
+// sandbox's lines for it (docs/sandbox.md, "When something is refused").
+func (t *bashTool) result(call *bashCall, cmd *exec.Cmd, err error, extra []string) Result {
+	elapsed := time.Since(call.start).Round(time.Millisecond)
+	runCtx, ctx, timeout := call.runCtx, call.ctx, call.timeout
+	text := call.out.String()
+	if len(extra) > 0 {
+		text = withNewline(text) + strings.Join(extra, "\n") + "\n"
+	}
 	var exitErr *exec.ExitError
 	switch {
 	case err != nil && cmd.ProcessState == nil:

@@ -36,8 +36,11 @@ type Options struct {
 	// Env is the environment of Bash commands; nil means the process's.
 	// Glob and Grep read HOME (when Home is empty), XDG_CONFIG_HOME and
 	// GIT_CONFIG_GLOBAL from it to find the user's git configuration.
-	Env    []string
-	Limits Limits
+	Env []string
+	// Sandbox confines Bash commands (docs/sandbox.md); nil runs them
+	// unconfined, as the Agent API does.
+	Sandbox *BashSandbox
+	Limits  Limits
 }
 
 // Limits bound what the tools read, run and return. Zero values mean
@@ -116,7 +119,7 @@ func Builtin(opts Options) []Tool {
 		&editTool{ps: ps, lim: lim},
 		&globTool{ps: ps, lim: lim, sh: sh},
 		&grepTool{ps: ps, lim: lim, sh: sh},
-		&bashTool{ws: ws, shell: shell, env: opts.Env, lim: lim},
+		&bashTool{ws: ws, shell: shell, env: opts.Env, lim: lim, sb: opts.Sandbox},
 		newWebFetch(opts.Network, lim),
 	}
 }

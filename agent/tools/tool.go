@@ -56,6 +56,17 @@ type Target struct {
 	// symbolic links) lies outside the workspace: such a call needs an
 	// allow rule or the user's answer in every mode.
 	OutsideWorkspace bool
+	// Sandboxed is set for a Bash call the kernel will confine (the
+	// sandbox gives file-system confinement and the call asks for no
+	// escalation): autoAllowBashIfSandboxed may run it without asking
+	// (docs/sandbox.md, "Permissions").
+	Sandboxed bool
+	// Escalation is what a Bash call asks beyond its sandbox ("network",
+	// "write:/abs/path"), with the model's Justification: such a call is
+	// always asked, never allowed by a rule or a mode (docs/sandbox.md,
+	// "Escalation").
+	Escalation    string
+	Justification string
 }
 
 // Result is the outcome of a tool call: Content goes back to the model;

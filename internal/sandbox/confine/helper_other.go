@@ -1,0 +1,17 @@
+//go:build !linux
+
+package confine
+
+// Off Linux there is no helper: the kernel offers nothing it could use.
+
+// IsHelper is false off Linux.
+func IsHelper() bool { return false }
+
+// Main is never called off Linux.
+func Main() int { return 125 }
+
+// KernelABI is 0 off Linux.
+func KernelABI() int { return 0 }
+
+// SeccompAvailable is false off Linux.
+func SeccompAvailable() bool { return false }

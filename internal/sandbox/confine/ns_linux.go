@@ -1,0 +1,181 @@
+package confine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+	"syscall"
+	"unsafe"
+)
+
+// The namespace layer (docs/sandbox.md, "How"): the helper starts in new
+// user and mount namespaces, and a new network namespace unless the
+// network mode is host, where it is root with every capability over
+// nothing but itself. There it makes its mounts private, puts the private
+// temporary folder over /tmp (keeping visible what the command needs that
+// lived there), binds the protected paths read-only over themselves, hides
+// what must not be seen, and brings the loopback interface up for the
+// loopback mode. The capabilities go before the exec (dropCapabilities).
+
+// statfs flags that a remount inside a user namespace must keep (they are
+// locked) and their mount flags.
+var lockedFlags = []struct{ st, ms uintptr }{
+	{0x0002, syscall.MS_NOSUID},     // ST_NOSUID
+	{0x0004, syscall.MS_NODEV},      // ST_NODEV
+	{0x0008, syscall.MS_NOEXEC},     // ST_NOEXEC
+	{0x0400, syscall.MS_NOATIME},    // ST_NOATIME
+	{0x0800, syscall.MS_NODIRATIME}, // ST_NODIRATIME
+	{0x1000, syscall.MS_RELATIME},   // ST_RELATIME
+}
+
+func mountFlagsOf(path string) (uintptr, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		return 0, err
+	}
+	var f uintptr
+	for _, l := range lockedFlags {
+		if uintptr(st.Flags)&l.st != 0 {
+			f |= l.ms
+		}
+	}
+	return f, nil
+}
+
+// bindReadOnly binds path over itself and makes that mount read-only.
+func bindReadOnly(path string) error {
+	if err := syscall.Mount(path, path, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+		return fmt.Errorf("binding %s: %w", path, err)
+	}
+	f, err := mountFlagsOf(path)
+	if err != nil {
+		return fmt.Errorf("reading the mount flags of %s: %w", path, err)
+	}
+	if err := syscall.Mount("", path, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY|f, ""); err != nil {
+		return fmt.Errorf("making %s read-only: %w", path, err)
+	}
+	return nil
+}
+
+// hide puts an empty read-only file system over a folder, or /dev/null
+// on a nodev mount over a file.
+func hide(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		return nil // nothing there to hide (a link is judged at its target)
+	}
+	if fi.IsDir() {
+		err = syscall.Mount("tmpfs", path, "tmpfs", syscall.MS_RDONLY|syscall.MS_NOSUID|syscall.MS_NODEV|syscall.MS_NOEXEC, "size=4k,nr_inodes=2,mode=000")
+	} else if err = syscall.Mount("/dev/null", path, "", syscall.MS_BIND, ""); err == nil {
+		// nodev: opening it is refused (Permission denied) rather than
+		// reading nothing and swallowing writes.
+		err = syscall.Mount("", path, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY|syscall.MS_NODEV|syscall.MS_NOSUID|syscall.MS_NOEXEC, "")
+	}
+	if err != nil {
+		return fmt.Errorf("hiding %s: %w", path, err)
+	}
+	return nil
+}
+
+// hideDenied hides a denied path, or, when something the command may use
+// lies inside it (the private folders inside ~/.agent, a path allowRead
+// re-opens), each of its entries but the way to that.
+func hideDenied(d string, keep []string, list lister) error {
+	if !anyBelow(keep, d) {
+		if containsPath(keep, d) {
+			return nil
+		}
+		return hide(d)
+	}
+	ents, err := list(d)
+	if err != nil {
+		return nil // nothing listable there to hide
+	}
+	for _, e := range ents {
+		if err := hideDenied(path.Join(d, e.name), keep, list); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// privateTmp puts dir over /tmp, unless something the command needs
+// lives under /tmp (its folder, a writable or readable hierarchy, its
+// home): bound back inside the private folder, it would sit below the
+// private folder's write rule, which Landlock follows across mount points.
+// The command's TMPDIR is the private folder either way.
+func privateTmp(dir string, keep []string) error {
+	if fi, err := os.Lstat("/tmp"); err != nil || !fi.IsDir() || dir == "" {
+		return nil
+	}
+	for _, k := range keep {
+		if k != "" && Within(path.Clean(k), "/tmp") {
+			return nil
+		}
+	}
+	if err := syscall.Mount(dir, "/tmp", "", syscall.MS_BIND, ""); err != nil {
+		return fmt.Errorf("binding the private temporary folder over /tmp: %w", err)
+	}
+	return nil
+}
+
+// loopbackUp brings the namespace's loopback interface up.
+func loopbackUp() error {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("loopback: %w", err)
+	}
+	defer syscall.Close(fd)
+	var ifr [40]byte // struct ifreq: the name, then a short of flags
+	copy(ifr[:], "lo")
+	if _, _, e := syscall.RawSyscall(syscall.SYS_IOCTL, uintptr(fd), syscall.SIOCGIFFLAGS, uintptr(unsafe.Pointer(&ifr[0]))); e != 0 {
+		return fmt.Errorf("loopback flags: %w", e)
+	}
+	flags := *(*uint16)(unsafe.Pointer(&ifr[16])) | syscall.IFF_UP
+	*(*uint16)(unsafe.Pointer(&ifr[16])) = flags
+	if _, _, e := syscall.RawSyscall(syscall.SYS_IOCTL, uintptr(fd), syscall.SIOCSIFFLAGS, uintptr(unsafe.Pointer(&ifr[0]))); e != 0 {
+		return fmt.Errorf("loopback up: %w", e)
+	}
+	return nil
+}
+
+// setupNamespaces arranges the mount and network namespaces the helper was
+// started in.
+func setupNamespaces(p *Policy) error {
+	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making the mounts private: %w", err)
+	}
+	if err := privateTmp(p.TmpDir, append(append(append([]string{p.Dir}, p.Write...), p.AllowRead...), envValue(p.Env, "HOME"))); err != nil {
+		return err
+	}
+	for _, path := range p.Protected {
+		if err := bindReadOnly(path); err != nil && !errors.Is(err, syscall.ENOENT) {
+			return err
+		}
+	}
+	// The denied paths are hidden here rather than left out of Landlock's
+	// read rules: a handful of mounts instead of a rule for every entry
+	// of every folder on the way to them.
+	keep := append(append([]string(nil), p.Write...), p.AllowRead...)
+	for _, d := range cleanAll(p.Deny) {
+		if err := hideDenied(d, keep, osLister); err != nil {
+			return err
+		}
+	}
+	if p.Network == NetLoopback {
+		return loopbackUp()
+	}
+	return nil
+}
+
+// envValue finds a variable in an environment list.
+func envValue(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
