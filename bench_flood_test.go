@@ -40,7 +40,11 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(floodHolderEnv); spec != "" {
 		os.Exit(holdFlood(spec))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if testTemp.dir != "" {
+		os.RemoveAll(testTemp.dir)
+	}
+	os.Exit(code)
 }
 
 func holdFlood(spec string) int {

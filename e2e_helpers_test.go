@@ -25,11 +25,34 @@ var (
 	buildErr  error
 )
 
+// testTemp is the folder of what the test process builds (binaries),
+// readable by every user (the sandbox tests also run as an unprivileged
+// one); TestMain removes it when the tests end.
+var testTemp struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// testTempDir makes a new folder inside testTemp.
+func testTempDir(prefix string) (string, error) {
+	testTemp.once.Do(func() {
+		testTemp.dir, testTemp.err = os.MkdirTemp("", "agent-test-")
+		if testTemp.err == nil {
+			testTemp.err = os.Chmod(testTemp.dir, 0o755)
+		}
+	})
+	if testTemp.err != nil {
+		return "", testTemp.err
+	}
+	return os.MkdirTemp(testTemp.dir, prefix)
+}
+
 // agentBinary builds the binary once per test process and returns its path.
 func agentBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "agent-e2e-bin-")
+		dir, err := testTempDir("bin-")
 		if err != nil {
 			buildErr = err
 			return

@@ -39,7 +39,7 @@ type builtOnce struct {
 func (b *builtOnce) get(t testing.TB, name string, args ...string) string {
 	t.Helper()
 	b.once.Do(func() {
-		dir, err := os.MkdirTemp("", "agent-e2e-"+name+"-")
+		dir, err := testTempDir(name + "-")
 		if err != nil {
 			b.err = err
 			return

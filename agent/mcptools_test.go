@@ -20,20 +20,28 @@ import (
 
 var (
 	echoOnce sync.Once
+	echoDir  string // removed by TestMain
 	echoPath string
 	echoErr  error
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if echoDir != "" {
+		os.RemoveAll(echoDir)
+	}
+	os.Exit(code)
+}
 
 // mcpechoBinary builds testdata/mcpecho, a small stdio MCP server.
 func mcpechoBinary(t *testing.T) string {
 	t.Helper()
 	echoOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mcpecho")
-		if err != nil {
-			echoErr = err
+		echoDir, echoErr = os.MkdirTemp("", "mcpecho")
+		if echoErr != nil {
 			return
 		}
-		echoPath = filepath.Join(dir, "mcpecho")
+		echoPath = filepath.Join(echoDir, "mcpecho")
 		out, err := exec.Command("go", "build", "-o", echoPath, "../testdata/mcpecho").CombinedOutput()
 		if err != nil {
 			echoErr = err

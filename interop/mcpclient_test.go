@@ -70,7 +70,7 @@ var mcpBin struct {
 func mcpBuildConformanceClient(t *testing.T) string {
 	t.Helper()
 	mcpBin.once.Do(func() {
-		dir, err := os.MkdirTemp("", "mcp-conformance-client-")
+		dir, err := buildDir("conformance-client-")
 		if err != nil {
 			mcpBin.err = err
 			return

@@ -231,7 +231,7 @@ var agentBin struct {
 func buildAgent(t *testing.T) string {
 	t.Helper()
 	agentBin.once.Do(func() {
-		dir, err := os.MkdirTemp("", "agent-interop-bin-")
+		dir, err := buildDir("bin-")
 		if err != nil {
 			agentBin.err = err
 			return
@@ -388,7 +388,7 @@ var authBin struct {
 func buildAuthClient(t *testing.T) string {
 	t.Helper()
 	authBin.once.Do(func() {
-		dir, err := os.MkdirTemp("", "conformance-auth-client-")
+		dir, err := buildDir("auth-client-")
 		if err != nil {
 			authBin.err = err
 			return
