@@ -257,58 +257,54 @@ func rawType(v *strictjson.Value) string {
 
 func (l *loader) file(f File, root *strictjson.Value) {
 	for _, m := range root.Members {
-		p := strictjson.Root.Key(m.Key)
-		switch m.Key {
-		case "mcpServers":
-			l.servers(f, p, m.Value)
-		case "mcpHeaderHelpers":
-			if f.Scope != User {
-				l.diag(f.Path, p, "ignored: only user settings may allow a header helper (move the list to ~/.agent/settings.json)")
-				continue
-			}
-			l.headerHelpers(f, p, m.Value)
-		case "mcp":
-			l.mcp(f, p, m.Value)
-		case "mcpAllowedNetworks":
-			if f.Scope != User {
-				l.diag(f.Path, p, "ignored: only user settings may allow extra networks")
-				continue
-			}
-			l.allowedNetworks(f, p, m.Value)
-		case "permissions":
-			l.permissions(f, p, m.Value)
-		case "defaultModel":
-			l.defaultModel(f, p, m.Value)
-		case "providers":
-			l.providers(f, p, m.Value)
-		case "systemPrompt":
-			if t := l.textSetting(f, p, m.Value); t != nil {
-				l.s.Prompt.SystemPrompt = t
-			}
-		case "appendSystemPrompt":
-			if t := l.textSetting(f, p, m.Value); t != nil {
-				l.s.Prompt.AppendSystemPrompt = t
-			}
-		case "instructions":
-			l.instructions(f, p, m.Value)
-		case "autoCompact":
-			l.autoCompact(f, p, m.Value)
-		case "autoCompactAt":
-			l.autoCompactAt(f, p, m.Value)
-		case "models":
-			l.models(f, p, m.Value)
-		case "sandbox":
-			l.sandboxKeys(f, p, m.Value)
-		case "modelPrices":
-			l.modelPrices(f, p, m.Value)
-		case "hooks":
-			l.hooks(f, p, m.Value)
-		case "disableAllHooks":
-			l.disableAllHooks(f, p, m.Value)
-		}
 		// Other top-level keys belong to other tools sharing these files
 		// (the .compat files): they are left alone.
+		if load := topLevelKeys[m.Key]; load != nil {
+			load(l, f, strictjson.Root.Key(m.Key), m.Value)
+		}
 	}
+}
+
+// topLevelKeys reads each top-level key of a settings file
+// (docs/reference/settings.md).
+var topLevelKeys = map[string]func(l *loader, f File, p strictjson.Path, v *strictjson.Value){
+	"mcpServers": (*loader).servers,
+	"mcpHeaderHelpers": func(l *loader, f File, p strictjson.Path, v *strictjson.Value) {
+		if f.Scope != User {
+			l.diag(f.Path, p, "ignored: only user settings may allow a header helper (move the list to ~/.agent/settings.json)")
+			return
+		}
+		l.headerHelpers(f, p, v)
+	},
+	"mcp": (*loader).mcp,
+	"mcpAllowedNetworks": func(l *loader, f File, p strictjson.Path, v *strictjson.Value) {
+		if f.Scope != User {
+			l.diag(f.Path, p, "ignored: only user settings may allow extra networks")
+			return
+		}
+		l.allowedNetworks(f, p, v)
+	},
+	"permissions":  (*loader).permissions,
+	"defaultModel": (*loader).defaultModel,
+	"providers":    (*loader).providers,
+	"systemPrompt": func(l *loader, f File, p strictjson.Path, v *strictjson.Value) {
+		if t := l.textSetting(f, p, v); t != nil {
+			l.s.Prompt.SystemPrompt = t
+		}
+	},
+	"appendSystemPrompt": func(l *loader, f File, p strictjson.Path, v *strictjson.Value) {
+		if t := l.textSetting(f, p, v); t != nil {
+			l.s.Prompt.AppendSystemPrompt = t
+		}
+	},
+	"instructions":    (*loader).instructions,
+	"autoCompact":     (*loader).autoCompact,
+	"autoCompactAt":   (*loader).autoCompactAt,
+	"models":          (*loader).models,
+	"sandbox":         (*loader).sandboxKeys,
+	"modelPrices":     (*loader).modelPrices,
+	"hooks":           (*loader).hooks,
+	"disableAllHooks": (*loader).disableAllHooks,
 }
 
 func (l *loader) servers(f File, p strictjson.Path, v *strictjson.Value) {
