@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"agent/agent/compact"
@@ -225,11 +226,13 @@ type Turn struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	// hookStop: a hook answered "continue": false; the turn ends after
-	// the current step.
-	hookStop bool
+	// the current step. Atomic: subagent calls of one answer run
+	// together, each may set it.
+	hookStop atomic.Bool
 	// denied: the turn's latest tool call did not run (a "!" command's
-	// output joins the conversation only when it ran).
-	denied bool
+	// output joins the conversation only when it ran). Atomic for the
+	// same reason.
+	denied atomic.Bool
 }
 
 // Wait returns the turn's result when it ends, or ctx's error.
@@ -823,7 +826,7 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 		calls := col.ToolCalls() // the original arguments, to report what was wrong
 		res.Text = col.Text()
 		if len(calls) == 0 {
-			if next, more := s.stopHooks(t, res.Text, &stops); more && !t.hookStop {
+			if next, more := s.stopHooks(t, res.Text, &stops); more && !t.hookStop.Load() {
 				// A Stop hook keeps the turn going (docs/reference/runtime.md,
 				// "Hooks").
 				turnMsgs = append(turnMsgs, next)
@@ -844,7 +847,7 @@ func (s *Session) runTurn(t *Turn) TurnResult {
 			res.StopReason = "interrupted"
 			return finish(StatusInterrupted, nil)
 		}
-		if t.hookStop {
+		if t.hookStop.Load() {
 			res.StopReason = "hook"
 			return finish(StatusComplete, nil)
 		}
@@ -998,7 +1001,7 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 	end := func(r tools.Result, denied bool) tools.Result {
 		ev.Result, ev.Denied = &r, denied
 		if t != nil {
-			t.denied = denied
+			t.denied.Store(denied)
 		}
 		s.emit(Event{Kind: EventToolEnd, Turn: turnID, Tool: ev})
 		return r
@@ -1017,7 +1020,7 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 	// (docs/reference/runtime.md, "Hooks").
 	th := s.preToolHooks(ctx, turnID, &c)
 	if t != nil && th.stop {
-		t.hookStop = true
+		t.hookStop.Store(true)
 	}
 	if th.block {
 		return end(tools.Result{IsError: true, Content: hookDenied(spec.Name, th.reason)}, true)
@@ -1094,7 +1097,7 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 		}
 	}
 	if s.postToolHooks(ctx, turnID, c, target, &r) && t != nil {
-		t.hookStop = true
+		t.hookStop.Store(true)
 	}
 	return end(r, false)
 }

@@ -64,7 +64,7 @@ func (s *Session) runShellTurn(t *Turn) TurnResult {
 	args, _ := json.Marshal(map[string]string{"command": t.Req.Prompt})
 	n, _ := turnNumber(t.ID)
 	r := s.callTool(t.ctx, t, providers.ToolCall{ID: fmt.Sprintf("shell_%d", n), Name: "Bash", Arguments: args}, false)
-	if t.denied {
+	if t.denied.Load() {
 		// Nothing ran: nothing joins the conversation.
 		res.Text = r.Content
 		return end(StatusComplete)
