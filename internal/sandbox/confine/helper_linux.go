@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"runtime"
 	"strings"
 	"syscall"
 )
@@ -20,19 +19,24 @@ import (
 // docs/performance.md, "Sandbox").
 func init() {
 	if IsHelper() {
-		os.Exit(Main())
+		os.Exit(helperMain())
 	}
 }
 
 // IsHelper reports whether this process was started as the sandbox helper.
 func IsHelper() bool { return os.Getenv(EnvVar) == "1" }
 
-// Main runs the helper: it confines its own thread and execs the command
-// of the policy on its pipe. It returns only on a failure, with the exit
-// code the process should end with (125); the failure is on the status
-// pipe already.
-func Main() int {
-	runtime.LockOSThread() // every restriction below is the calling thread's
+// helperMain runs the helper: it confines its own thread and execs the
+// command of the policy on its pipe. It returns only on a failure, with
+// the exit code the process should end with (125); the failure is on the
+// status pipe already.
+//
+// It runs only from init: while packages initialise, the runtime keeps
+// the main goroutine on the main thread, so every restriction below is
+// the thread's that execs. runtime.LockOSThread would add nothing but
+// the runtime's template thread: one more thread to start, and to end at
+// the exec (docs/performance.md, "Sandbox").
+func helperMain() int {
 	status := os.NewFile(StatusFD, "status")
 	fail := func(stage string, err error) int {
 		st := Status{Stage: stage, Msg: err.Error()}

@@ -7,9 +7,6 @@ package confine
 // IsHelper is false off Linux.
 func IsHelper() bool { return false }
 
-// Main is never called off Linux.
-func Main() int { return 125 }
-
 // KernelABI is 0 off Linux.
 func KernelABI() int { return 0 }
 
