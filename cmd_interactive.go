@@ -261,6 +261,7 @@ func plainSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, pro
 
 // terminalSession runs the terminal UI on /dev/tty.
 func terminalSession(ctx context.Context, e *env, sf *sessionFlags, f *flagSet, prompt string, grants []events.Grant) (err error) {
+	catchFatalSignals() // before the terminal goes raw
 	tty, err := term.Open()
 	if err != nil {
 		return err

@@ -290,6 +290,7 @@ func serveLoopbackHTTP(ctx context.Context, e *env, srv *mcp.Server, plan *serve
 // and returns the function that removes it, only while it is still the
 // file written here.
 func createTokenFile(path, token string) (func(), error) {
+	catchFatalSignals() // before the file exists
 	fd, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		if errors.Is(err, os.ErrExist) {

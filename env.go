@@ -47,6 +47,7 @@ var exitHooks struct {
 
 // onExit registers a last-resort cleanup and returns its removal.
 func onExit(f func()) (remove func()) {
+	catchFatalSignals()
 	exitHooks.Lock()
 	defer exitHooks.Unlock()
 	if exitHooks.m == nil {

@@ -24,6 +24,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -90,10 +91,20 @@ func main() {
 		runExitHooks()
 		os.Exit(130)
 	}()
-	// Every other signal whose default is to end the process ends it that
-	// way, after the last-resort cleanups (a token file is removed on every
-	// exit path; SIGQUIT keeps its stack dump: docs/design.md, "A token
-	// file is removed however the process ends").
+	code := runGuarded(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
+	cancel(nil)
+	os.Exit(code)
+}
+
+// catchFatalSignals makes every other signal whose default is to end the
+// process end it that way after the last-resort cleanups (a token file is
+// removed on every exit path; SIGQUIT keeps its stack dump: docs/design.md,
+// "A token file is removed however the process ends"). It is called before
+// there is anything to clean up (a token file, the terminal in raw mode),
+// not at start: each notified signal costs a round trip to the runtime's
+// signal thread, which every command would pay (docs/performance.md,
+// "Startup (main, config)").
+var catchFatalSignals = sync.OnceFunc(func() {
 	fatal := make(chan os.Signal, 1)
 	signal.Notify(fatal, fatalSignals...)
 	go func() {
@@ -105,10 +116,7 @@ func main() {
 		time.Sleep(time.Second) // the signal's default action ends the process
 		os.Exit(128 + int(sig.(syscall.Signal)))
 	}()
-	code := runGuarded(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
-	cancel(nil)
-	os.Exit(code)
-}
+})
 
 // runGuarded is run with the last-resort cleanups on a panic of the main
 // goroutine; the panic then goes on with its original stack.

@@ -79,6 +79,7 @@ func SandboxDir(home string) string { return filepath.Join(home, ".agent", "sand
 // New makes a session's box: its private temporary folder (0700, removed
 // by Close) and its workspace's build caches.
 func New(opts Options) (*Box, error) {
+	warmProcessStart()
 	b := &Box{opts: opts, noticed: map[string]bool{}}
 	if opts.Support != nil {
 		b.sup = *opts.Support
@@ -234,18 +235,10 @@ func (b *Box) start(build func() *exec.Cmd, req Request, probe bool) (*Run, erro
 		r.tier = "none"
 		return r, r.Cmd.Start()
 	}
-	if req.Guard {
-		b.guard.Before()
-		r.guarded = true
-	}
 	for attempt := 0; ; attempt++ {
 		sup := b.Support()
 		useNS := sup.Namespaces || !sup.NamespacesKnown
-		pol, err := b.policy(req.Profile, sup, useNS)
-		if err != nil {
-			r.unguard()
-			return nil, err
-		}
+		pol := b.policyHead(req.Profile, sup, useNS)
 		cmd := build()
 		pol.Probe = probe
 		h, err := prepareHelper(cmd, pol)
@@ -253,7 +246,19 @@ func (b *Box) start(build func() *exec.Cmd, req Request, probe bool) (*Run, erro
 			r.unguard()
 			return nil, &SetupError{Stage: "start", Err: err}
 		}
-		err = h.start()
+		// The helper starts first and waits for its policy: the guard's
+		// snapshot and the policy's paths are made while its runtime
+		// starts, and the command cannot run before the policy is sent
+		// (docs/performance.md, "Sandbox").
+		err = h.spawn()
+		if err == nil {
+			if req.Guard && !r.guarded {
+				b.guard.Before()
+				r.guarded = true
+			}
+			b.policyPaths(pol, req.Profile, useNS)
+			err = h.handOver()
+		}
 		if errors.Is(err, errNamespaces) && attempt == 0 {
 			b.learnNamespaces(false, err.Error())
 			continue
@@ -299,8 +304,10 @@ func (b *Box) learnNamespaces(works bool, why string) {
 	}
 }
 
-// policy resolves a profile into the helper's policy.
-func (b *Box) policy(prof Profile, sup Support, useNS bool) (*Policy, error) {
+// policyHead is the part of a profile's policy that decides how the
+// helper starts (namespaces, the network): no file-system work, so that
+// the helper can start before the rest is known (policyPaths).
+func (b *Box) policyHead(prof Profile, sup Support, useNS bool) *Policy {
 	p := &Policy{
 		Mode: prof.Mode, Network: prof.Network, ABI: sup.ABI, Seccomp: sup.Seccomp,
 		Namespaces: useNS, Read: []string{"/"}, Devices: DeviceFiles, TmpDir: b.tmp,
@@ -323,6 +330,12 @@ func (b *Box) policy(prof Profile, sup Support, useNS bool) (*Policy, error) {
 		b.notice("loopback", "sandbox: the loopback network mode needs namespaces, which are not available here; commands get no network")
 		p.Network = NetNone
 	}
+	return p
+}
+
+// policyPaths completes p with the paths of the profile, resolved now:
+// what may be written, what is denied, what the namespaces protect.
+func (b *Box) policyPaths(p *Policy, prof Profile, useNS bool) {
 	write := []string{b.tmp, b.cache}
 	if prof.Mode == WorkspaceWrite {
 		write = append(write, b.opts.Workspace)
@@ -354,7 +367,6 @@ func (b *Box) policy(prof Profile, sup Support, useNS bool) (*Policy, error) {
 	if useNS && prof.Mode == WorkspaceWrite {
 		p.Protected = b.guard.ProtectedNow()
 	}
-	return p, nil
 }
 
 // realPaths resolves links in the paths that exist and drops those that

@@ -32,9 +32,6 @@ const (
 	capSysAdmin = 21
 )
 
-// pipeBuffer is what a pipe holds without a reader (Linux's default).
-const pipeBuffer = 64 << 10
-
 // errNamespaces: the namespaces could not be made or set up; nothing ran,
 // and the spawn is tried again without them.
 var errNamespaces = errors.New("namespaces unavailable")

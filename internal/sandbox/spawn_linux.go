@@ -30,6 +30,19 @@ func namespacesLearned(works bool, why string) {
 	nsState.known, nsState.works, nsState.err = true, works, why
 }
 
+// warmProcessStart runs, in the background and once, the check the os
+// package makes before a process's first child: whether pidfds work, by
+// starting a throwaway child of its own. Begun when a box is made, it is
+// done by the time the helper starts instead of delaying it
+// (docs/performance.md, "Sandbox").
+var warmProcessStart = sync.OnceFunc(func() {
+	go func() {
+		if p, err := os.FindProcess(os.Getpid()); err == nil {
+			p.Release()
+		}
+	}()
+})
+
 // Detect says what this machine offers without starting anything: the
 // Landlock ABI and seccomp are asked of the kernel; namespaces are known
 // once a spawn or Probe has tried them (the system settings that refuse
@@ -158,24 +171,9 @@ func (h *helperStart) closeAll() {
 	}
 }
 
-// start starts the helper, hands it the policy and waits for the exec (or
-// for its failure). On a failure the helper has been reaped.
-func (h *helperStart) start() error {
-	data, err := h.pol.Encode()
-	if err != nil {
-		h.closeAll()
-		return err
-	}
-	// A policy that fits in the pipe is written before the start, so that
-	// the helper finds it at once; a larger one is written after.
-	early := len(data) <= pipeBuffer
-	if early {
-		if _, err := h.policyW.Write(data); err != nil {
-			h.closeAll()
-			return &SetupError{Stage: "policy", Err: err}
-		}
-		h.policyW.Close()
-	}
+// spawn starts the helper, which waits for its policy (handOver). On a
+// failure nothing runs and every pipe is closed.
+func (h *helperStart) spawn() error {
 	if err := h.cmd.Start(); err != nil {
 		h.closeAll()
 		if h.pol.Namespaces && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS) || errors.Is(err, syscall.EACCES)) {
@@ -185,11 +183,23 @@ func (h *helperStart) start() error {
 	}
 	h.policyR.Close()
 	h.statusW.Close()
-	var werr error
-	if !early {
-		_, werr = h.policyW.Write(data)
+	return nil
+}
+
+// handOver sends the started helper its policy and waits for the exec (or
+// for its failure). On a failure the helper has been reaped.
+func (h *helperStart) handOver() error {
+	data, err := h.pol.Encode()
+	if err != nil {
+		// The helper gets nothing, says so and ends; the reason is ours.
 		h.policyW.Close()
+		io.Copy(io.Discard, h.statusR)
+		h.statusR.Close()
+		h.cmd.Wait()
+		return &SetupError{Stage: "policy", Err: err}
 	}
+	_, werr := h.policyW.Write(data)
+	h.policyW.Close()
 	msg, rerr := io.ReadAll(io.LimitReader(h.statusR, 64<<10))
 	h.statusR.Close()
 	if len(msg) == 0 && rerr == nil && werr == nil {

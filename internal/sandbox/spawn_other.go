@@ -16,6 +16,8 @@ func Detect() Support {
 	return Support{Arch: runtime.GOARCH, NamespacesKnown: true, NamespaceErr: "not on Linux"}
 }
 
+func warmProcessStart() {}
+
 func namespacesRefused() string { return "not on Linux" }
 
 func namespacesLearned(bool, string) {}
@@ -26,4 +28,6 @@ func prepareHelper(*exec.Cmd, *Policy) (*helperStart, error) {
 	return nil, errors.New("the sandbox needs Linux")
 }
 
-func (*helperStart) start() error { return errors.New("the sandbox needs Linux") }
+func (*helperStart) spawn() error { return errors.New("the sandbox needs Linux") }
+
+func (*helperStart) handOver() error { return errors.New("the sandbox needs Linux") }
