@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Expansion of a command's body (docs/reference/runtime.md, "Subagents,
@@ -68,13 +69,15 @@ func splitArgs(s string) []string {
 	return out
 }
 
-// bang finds !`command` in a body.
-var bang = regexp.MustCompile("!`([^`\n]+)`")
+// bang finds !`command` in a body. Compiled on first use: every run of
+// the binary would pay for it at start (docs/performance.md, "Startup
+// (main, config)").
+var bang = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("!`([^`\n]+)`") })
 
 // Commands are the commands a body runs with !`command`, in order.
 func Commands(body string) []string {
 	var out []string
-	for _, m := range bang.FindAllStringSubmatch(body, -1) {
+	for _, m := range bang().FindAllStringSubmatch(body, -1) {
 		out = append(out, m[1])
 	}
 	return out
@@ -83,13 +86,14 @@ func Commands(body string) []string {
 // RunCommands replaces each !`command` with what run returns for it
 // (its output, or why it did not run).
 func RunCommands(body string, run func(cmd string) string) string {
-	return bang.ReplaceAllStringFunc(body, func(m string) string {
+	return bang().ReplaceAllStringFunc(body, func(m string) string {
 		return run(m[2 : len(m)-1])
 	})
 }
 
-// mention finds @path at the start of a word.
-var mention = regexp.MustCompile("(^|[\\s(])@([^\\s@`'\"()]+)")
+// mention finds @path at the start of a word (compiled on first use, as
+// bang).
+var mention = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("(^|[\\s(])@([^\\s@`'\"()]+)") })
 
 // Mentions replaces each @path with what read returns for it (the file's
 // text in a fenced block, or a note saying why it is not there). Paths
@@ -108,8 +112,8 @@ func Mentions(body string, read func(path string) string) string {
 		}
 		_ = i
 		b.WriteString(replaceOutsideSpans(line, func(seg string) string {
-			return mention.ReplaceAllStringFunc(seg, func(m string) string {
-				sm := mention.FindStringSubmatch(m)
+			return mention().ReplaceAllStringFunc(seg, func(m string) string {
+				sm := mention().FindStringSubmatch(m)
 				return sm[1] + read(strings.TrimRight(sm[2], ".,;:"))
 			})
 		}))

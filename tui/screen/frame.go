@@ -28,14 +28,13 @@ type Frame struct {
 
 var blank = Cell{Text: " "}
 
-// ascii holds one-character strings, so that writing ASCII allocates
-// nothing.
-var ascii = func() (t [128]string) {
-	for i := range t {
-		t[i] = string(rune(i))
-	}
-	return t
-}()
+// asciiChars holds the printable ASCII characters, so that writing one
+// slices it and allocates nothing (and the start builds no table of 128
+// strings: docs/performance.md, "Startup (main, config)").
+const asciiChars = " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghijklmnopqrstuvwxyz{|}~"
+
+// ascii returns the one-character string of printable ASCII c.
+func ascii(c byte) string { return asciiChars[c-0x20 : c-0x20+1] }
 
 // NewFrame returns a blank frame of w×h cells (negative sizes are 0).
 func NewFrame(w, h int) *Frame {
@@ -102,7 +101,7 @@ func (f *Frame) Put(x, y int, s string, st Style) int {
 		}
 		if c >= 0x20 && c < 0x7F {
 			if x >= 0 {
-				f.set(row, x, ascii[c], st)
+				f.set(row, x, ascii(c), st)
 			}
 			x++
 			i++

@@ -130,3 +130,11 @@ func TestStyleSGR(t *testing.T) {
 		})
 	}
 }
+
+func TestASCIIIsEveryPrintableCharacter(t *testing.T) {
+	for c := byte(0x20); c < 0x7f; c++ {
+		if got := ascii(c); got != string(rune(c)) {
+			t.Fatalf("ascii(%#x) = %q", c, got)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package screen
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // A small hand-written highlighter for fenced code blocks (the
 // theme-picker's syntax highlighting, toggled off with s;
@@ -25,21 +28,33 @@ func words(s string) map[string]bool {
 	return m
 }
 
+// The languages are made on first use (the start of every run would pay
+// for their keyword sets otherwise).
 var (
-	langGo = &syntaxLang{keywords: words(`break case chan const continue default defer else fallthrough for func go goto if
+	langGo = sync.OnceValue(func() *syntaxLang {
+		return &syntaxLang{keywords: words(`break case chan const continue default defer else fallthrough for func go goto if
 		import interface map package range return select struct switch type var nil true false iota`),
-		lineComment: []string{"//"}, quotes: "\"'`", blockComment: true}
-	langPython = &syntaxLang{keywords: words(`and as assert async await break class continue def del elif else except finally
+			lineComment: []string{"//"}, quotes: "\"'`", blockComment: true}
+	})
+	langPython = sync.OnceValue(func() *syntaxLang {
+		return &syntaxLang{keywords: words(`and as assert async await break class continue def del elif else except finally
 		for from global if import in is lambda nonlocal not or pass raise return try while with yield None True False self`),
-		lineComment: []string{"#"}, quotes: "\"'"}
-	langJS = &syntaxLang{keywords: words(`async await break case catch class const continue debugger default delete do else
+			lineComment: []string{"#"}, quotes: "\"'"}
+	})
+	langJS = sync.OnceValue(func() *syntaxLang {
+		return &syntaxLang{keywords: words(`async await break case catch class const continue debugger default delete do else
 		export extends finally for function if import in instanceof let new of return super switch this throw try typeof
 		var void while yield null undefined true false interface type enum implements private public readonly`),
-		lineComment: []string{"//"}, quotes: "\"'`", blockComment: true}
-	langSh = &syntaxLang{keywords: words(`if then else elif fi for in do done while until case esac function return
+			lineComment: []string{"//"}, quotes: "\"'`", blockComment: true}
+	})
+	langSh = sync.OnceValue(func() *syntaxLang {
+		return &syntaxLang{keywords: words(`if then else elif fi for in do done while until case esac function return
 		local export readonly set unset exit shift`),
-		lineComment: []string{"#"}, quotes: "\"'"}
-	langJSON = &syntaxLang{keywords: words(`true false null`), quotes: "\""}
+			lineComment: []string{"#"}, quotes: "\"'"}
+	})
+	langJSON = sync.OnceValue(func() *syntaxLang {
+		return &syntaxLang{keywords: words(`true false null`), quotes: "\""}
+	})
 )
 
 // syntaxFor maps a fence's info string to a language; nil when unknown.
@@ -47,15 +62,15 @@ func syntaxFor(info string) *syntaxLang {
 	name, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(info)), " ")
 	switch name {
 	case "go", "golang":
-		return langGo
+		return langGo()
 	case "python", "py", "python3":
-		return langPython
+		return langPython()
 	case "js", "javascript", "jsx", "mjs", "ts", "typescript", "tsx":
-		return langJS
+		return langJS()
 	case "sh", "bash", "shell", "zsh", "console":
-		return langSh
+		return langSh()
 	case "json", "jsonc":
-		return langJSON
+		return langJSON()
 	}
 	return nil
 }
