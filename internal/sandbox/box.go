@@ -378,6 +378,12 @@ func realPaths(ps []string) []string {
 		if p == "" || !filepath.IsAbs(p) {
 			continue
 		}
+		// Most of the denied paths do not exist in a given home: one
+		// Lstat says so, where EvalSymlinks would look at every folder
+		// on the way. What Lstat cannot reach, EvalSymlinks cannot either.
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
 		if real, err := filepath.EvalSymlinks(p); err == nil {
 			out = append(out, real)
 		}

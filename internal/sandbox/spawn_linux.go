@@ -150,15 +150,14 @@ func prepareHelper(cmd *exec.Cmd, pol *Policy) (*helperStart, error) {
 		if pol.NetNamespace() {
 			attr.Cloneflags |= syscall.CLONE_NEWNET
 		}
-		uid, gid := os.Getuid(), os.Getgid()
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
-		attr.GidMappingsEnableSetgroups = false
-		// The helper keeps, across its exec, what it needs in the new
-		// namespaces (an unprivileged user is not root there, so the
-		// exec would drop them): mounts, the loopback interface, and
-		// emptying the bounding set. It drops them all before the
+		// The helper maps its IDs itself (confine.mapIDs): with the maps
+		// left to the agent, the child would wait for the agent to write
+		// them before its exec. Until then it is nobody in the new
+		// namespace, so the exec keeps only what is ambient: what it
+		// needs there (mounts, the loopback interface, emptying the
+		// bounding set, and the maps). It drops them all before the
 		// command's exec.
+		pol.UID, pol.GID = os.Getuid(), os.Getgid()
 		attr.AmbientCaps = []uintptr{capSysAdmin, capNetAdmin, capSetPcap}
 	}
 	cmd.SysProcAttr = attr

@@ -144,6 +144,9 @@ func loopbackUp() error {
 // setupNamespaces arranges the mount and network namespaces the helper was
 // started in.
 func setupNamespaces(p *Policy) error {
+	if err := mapIDs(p.UID, p.GID); err != nil {
+		return err
+	}
 	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making the mounts private: %w", err)
 	}
@@ -166,6 +169,31 @@ func setupNamespaces(p *Policy) error {
 	}
 	if p.Network == NetLoopback {
 		return loopbackUp()
+	}
+	return nil
+}
+
+// mapIDs maps the agent's user and group onto themselves in the helper's
+// new user namespace, as the kernel lets the namespace's owner do for its
+// own IDs alone (user_namespaces(7), "Defining user and group ID
+// mappings"): setgroups is denied first, which an unprivileged group map
+// requires. Until then the helper runs as the overflow IDs, holding the
+// capabilities the agent made ambient.
+func mapIDs(uid, gid int) error {
+	for _, m := range []struct{ file, data string }{
+		{"/proc/self/setgroups", "deny"},
+		{"/proc/self/uid_map", fmt.Sprintf("%d %d 1\n", uid, uid)},
+		{"/proc/self/gid_map", fmt.Sprintf("%d %d 1\n", gid, gid)},
+	} {
+		fd, err := syscall.Open(m.file, syscall.O_WRONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("opening %s: %w", m.file, err)
+		}
+		_, err = syscall.Write(fd, []byte(m.data))
+		syscall.Close(fd)
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", m.file, err)
+		}
 	}
 	return nil
 }

@@ -54,6 +54,10 @@ type Policy struct {
 	// (before Landlock can scope signals).
 	AgentPid  int
 	AgentPgid int
+	// UID and GID are the agent's: in the namespace tier the helper maps
+	// them onto themselves in its new user namespace (writing its own
+	// maps spares the agent a wait for the child before its exec).
+	UID, GID int
 	// Probe applies everything, then reports success on the status pipe
 	// instead of running a command (agent sandbox check).
 	Probe bool
@@ -119,6 +123,7 @@ func (p *Policy) fields() []field {
 		{name: "write", strs: &p.Write}, {name: "device", strs: &p.Devices}, {name: "protected", strs: &p.Protected},
 		{name: "tmpDir", str: &p.TmpDir}, {name: "unixConnect", flag: &p.UnixConnect},
 		{name: "agentPid", num: &p.AgentPid}, {name: "agentPgid", num: &p.AgentPgid}, {name: "probe", flag: &p.Probe},
+		{name: "uid", num: &p.UID}, {name: "gid", num: &p.GID},
 	}
 }
 
