@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"unsafe"
 )
 
 // nsState is what the first spawn (or probe) with namespaces learned, for
@@ -41,6 +42,28 @@ var warmProcessStart = sync.OnceFunc(func() {
 			p.Release()
 		}
 	}()
+})
+
+// mountsAllowed reports whether this process may make mount and network
+// namespaces without a user namespace: root holding CAP_SYS_ADMIN. Then
+// the helper starts without one, so Go starts it with vfork instead of
+// copying the agent's memory (os/exec forks whenever a user namespace is
+// asked for), and it needs no ID maps (docs/design.md, "Namespaces as
+// root"). Root in a container without the capability takes the user
+// namespace's way, as anyone else.
+var mountsAllowed = sync.OnceValue(func() bool {
+	if os.Geteuid() != 0 {
+		return false
+	}
+	hdr := struct {
+		version uint32
+		pid     int32
+	}{0x20080522, 0} // _LINUX_CAPABILITY_VERSION_3
+	var data [2]struct{ effective, permitted, inheritable uint32 }
+	if _, _, e := syscall.RawSyscall(syscall.SYS_CAPGET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		return false
+	}
+	return data[capSysAdmin/32].effective&(1<<(capSysAdmin%32)) != 0
 })
 
 // Detect says what this machine offers without starting anything: the
@@ -139,26 +162,29 @@ func prepareHelper(cmd *exec.Cmd, pol *Policy) (*helperStart, error) {
 	}
 	cmd.Path = "/proc/self/exe"
 	cmd.Args = []string{"agent-sandbox"}
-	// One P and no collector: the helper lives for a millisecond, and the
-	// runtime skips reading the cgroup's CPU limits.
+	// One P and no collector: the helper lives for a millisecond.
 	cmd.Env = []string{confine.EnvVar + "=1", "GOMAXPROCS=1", "GOGC=off"}
 	cmd.Dir = ""
 	cmd.ExtraFiles = []*os.File{h.policyR, h.statusW}
 	attr := &syscall.SysProcAttr{Setsid: true}
 	if pol.Namespaces {
-		attr.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS
+		attr.Cloneflags = syscall.CLONE_NEWNS
 		if pol.NetNamespace() {
 			attr.Cloneflags |= syscall.CLONE_NEWNET
 		}
-		// The helper maps its IDs itself (confine.mapIDs): with the maps
-		// left to the agent, the child would wait for the agent to write
-		// them before its exec. Until then it is nobody in the new
-		// namespace, so the exec keeps only what is ambient: what it
-		// needs there (mounts, the loopback interface, emptying the
-		// bounding set, and the maps). It drops them all before the
-		// command's exec.
-		pol.UID, pol.GID = os.Getuid(), os.Getgid()
-		attr.AmbientCaps = []uintptr{capSysAdmin, capNetAdmin, capSetPcap}
+		if !mountsAllowed() {
+			// Anyone else needs a user namespace to own the others.
+			// The helper maps its IDs itself (confine.mapIDs): with the
+			// maps left to the agent, the child would wait for the agent
+			// to write them before its exec. Until then it is nobody in
+			// the new namespace, so the exec keeps only what is ambient:
+			// what it needs there (mounts, the loopback interface,
+			// emptying the bounding set, and the maps). It drops them
+			// all before the command's exec.
+			attr.Cloneflags |= syscall.CLONE_NEWUSER
+			pol.UserNS, pol.UID, pol.GID = true, os.Getuid(), os.Getgid()
+			attr.AmbientCaps = []uintptr{capSysAdmin, capNetAdmin, capSetPcap}
+		}
 	}
 	cmd.SysProcAttr = attr
 	return h, nil

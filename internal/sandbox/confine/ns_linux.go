@@ -10,10 +10,12 @@ import (
 	"unsafe"
 )
 
-// The namespace layer (docs/sandbox.md, "How"): the helper starts in new
-// user and mount namespaces, and a new network namespace unless the
-// network mode is host, where it is root with every capability over
-// nothing but itself. There it makes its mounts private, puts the private
+// The namespace layer (docs/sandbox.md, "How"): the helper starts in a new
+// mount namespace, a new network namespace where the network mode needs
+// one (Policy.NetNamespace), and, unless the agent is root with
+// CAP_SYS_ADMIN, a new user namespace that owns them, where it holds the
+// capabilities over nothing but itself that the agent made ambient and
+// maps its own IDs (mapIDs). There it makes its mounts private, puts the private
 // temporary folder over /tmp (keeping visible what the command needs that
 // lived there), binds the protected paths read-only over themselves, hides
 // what must not be seen, and brings the loopback interface up for the
@@ -144,8 +146,10 @@ func loopbackUp() error {
 // setupNamespaces arranges the mount and network namespaces the helper was
 // started in.
 func setupNamespaces(p *Policy) error {
-	if err := mapIDs(p.UID, p.GID); err != nil {
-		return err
+	if p.UserNS {
+		if err := mapIDs(p.UID, p.GID); err != nil {
+			return err
+		}
 	}
 	if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making the mounts private: %w", err)

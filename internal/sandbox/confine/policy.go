@@ -26,8 +26,9 @@ type Policy struct {
 	ABI int
 	// Seccomp installs the filter (docs/sandbox.md, "How").
 	Seccomp bool
-	// Namespaces: the helper was started in new user and mount namespaces
-	// (and a network namespace unless Network is NetHost) and sets them up.
+	// Namespaces: the helper was started in a new mount namespace (and a
+	// network namespace where NetNamespace says so, and a user namespace
+	// where UserNS says so) and sets them up.
 	Namespaces bool
 
 	// Read are readable hierarchies ("/"), less Deny.
@@ -54,9 +55,11 @@ type Policy struct {
 	// (before Landlock can scope signals).
 	AgentPid  int
 	AgentPgid int
-	// UID and GID are the agent's: in the namespace tier the helper maps
-	// them onto themselves in its new user namespace (writing its own
-	// maps spares the agent a wait for the child before its exec).
+	// UserNS: the helper was started in a new user namespace too (unless
+	// the agent may make the others without one: root). It maps UID and
+	// GID, the agent's, onto themselves there (writing its own maps
+	// spares the agent a wait for the child before its exec).
+	UserNS   bool
 	UID, GID int
 	// Probe applies everything, then reports success on the status pipe
 	// instead of running a command (agent sandbox check).
@@ -123,7 +126,7 @@ func (p *Policy) fields() []field {
 		{name: "write", strs: &p.Write}, {name: "device", strs: &p.Devices}, {name: "protected", strs: &p.Protected},
 		{name: "tmpDir", str: &p.TmpDir}, {name: "unixConnect", flag: &p.UnixConnect},
 		{name: "agentPid", num: &p.AgentPid}, {name: "agentPgid", num: &p.AgentPgid}, {name: "probe", flag: &p.Probe},
-		{name: "uid", num: &p.UID}, {name: "gid", num: &p.GID},
+		{name: "userns", flag: &p.UserNS}, {name: "uid", num: &p.UID}, {name: "gid", num: &p.GID},
 	}
 }
 
