@@ -102,6 +102,9 @@ func namespacesRefused() string {
 		}
 		return strings.TrimSpace(string(b))
 	}
+	if mountsAllowed() {
+		return "" // no user namespace needed
+	}
 	if read("/proc/sys/user/max_user_namespaces") == "0" {
 		return "user namespaces are switched off (user.max_user_namespaces is 0)"
 	}
