@@ -526,6 +526,44 @@ func TestE2ESandboxRunDir(t *testing.T) {
 	}
 }
 
+// TestE2ESandboxAgentFolderVeiled: ~/.agent is denied but holds the
+// spawn's private folders. With namespaces an empty file system covers it
+// with only the way to those folders, so no name in it shows; with
+// Landlock alone its contents are refused. Either way the private
+// temporary folder and build cache work.
+func TestE2ESandboxAgentFolderVeiled(t *testing.T) {
+	needSandbox(t, true)
+	bin := taggedBinary(t)
+	for _, cap := range []string{"", "namespaces=off"} {
+		t.Run("cap="+cap, func(t *testing.T) {
+			s := newSandbox(t)
+			for _, f := range []string{"settings.json", "grants.json", "sessions/a.jsonl", "keybindings.json"} {
+				s.write("~/.agent/"+f, "SECRET-"+f)
+			}
+			s.Env = append(s.Env, "AGENT_SANDBOX_TEST_CAP="+cap)
+			r := s.runExtra(bin, false, nil, "sandbox", "run", "--", "/bin/sh", "-c",
+				`ls -A "$HOME/.agent"; cat "$HOME/.agent/settings.json" "$HOME/.agent/sessions/a.jsonl";
+				echo x > "$TMPDIR/t" && echo TMP-OK; mkdir -p "$GOCACHE" && echo y > "$GOCACHE/c" && echo CACHE-OK;
+				touch "$HOME/.agent/new" || echo NEW-REFUSED`)
+			out := r.Stdout + r.Stderr
+			for _, want := range []string{"TMP-OK", "CACHE-OK", "NEW-REFUSED"} {
+				if !strings.Contains(out, want) {
+					t.Fatalf("no %s: %+v", want, r)
+				}
+			}
+			if strings.Contains(out, "SECRET") {
+				t.Fatalf("read: %+v", r)
+			}
+			mustNotExist(t, filepath.Join(s.Home, ".agent", "new"))
+			if cap == "" {
+				if listed := strings.Fields(strings.SplitN(r.Stdout, "TMP-OK", 2)[0]); len(listed) != 1 || listed[0] != "sandbox" {
+					t.Fatalf("listed %q in ~/.agent: %+v", listed, r)
+				}
+			}
+		})
+	}
+}
+
 // TestE2ESandboxServeToken: the token file of loopback mcp serve is
 // denied to the commands its session runs, even inside the workspace.
 func TestE2ESandboxServeToken(t *testing.T) {

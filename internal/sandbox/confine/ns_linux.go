@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"syscall"
 	"unsafe"
@@ -81,24 +82,104 @@ func hide(path string) error {
 	return nil
 }
 
-// hideDenied hides a denied path, or, when something the command may use
-// lies inside it (the private folders inside ~/.agent, a path allowRead
-// re-opens), each of its entries but the way to that.
-func hideDenied(d string, keep []string, list lister) error {
+// hideDenied hides a denied path, or veils it when something the command
+// may use lies inside it (the private folders inside ~/.agent, a path
+// allowRead re-opens).
+func hideDenied(d string, keep []string) error {
 	if !anyBelow(keep, d) {
 		if containsPath(keep, d) {
 			return nil
 		}
 		return hide(d)
 	}
-	ents, err := list(d)
-	if err != nil {
-		return nil // nothing listable there to hide
+	return veil(d, keep)
+}
+
+// veil puts an empty file system over folder d that holds only the way to
+// the kept paths below it, each bound back in its place: a handful of
+// mounts however many entries d has (hiding the others one by one cost a
+// mount per entry, and ~/.agent holds many), and their names are hidden
+// too. The kept paths are opened before the veil covers them and bound
+// from their descriptors.
+func veil(d string, keep []string) error {
+	fi, err := os.Lstat(d)
+	if err != nil || !fi.IsDir() {
+		return nil // nothing there to veil (a link is judged at its target)
 	}
-	for _, e := range ents {
-		if err := hideDenied(path.Join(d, e.name), keep, list); err != nil {
+	type kept struct {
+		rel string
+		fd  int
+		dir bool
+	}
+	var ks []kept
+	defer func() {
+		for _, k := range ks {
+			syscall.Close(k.fd)
+		}
+	}()
+	for _, k := range keep {
+		if k == d || !Within(k, d) || anyAbove(keep, k, d) {
+			continue
+		}
+		fd, err := syscall.Open(k, oPath|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
+		if err != nil {
+			continue // missing: nothing to keep
+		}
+		var st syscall.Stat_t
+		if err := syscall.Fstat(fd, &st); err != nil {
+			syscall.Close(fd)
+			continue
+		}
+		ks = append(ks, kept{rel: strings.TrimPrefix(k, d+"/"), fd: fd, dir: st.Mode&syscall.S_IFMT == syscall.S_IFDIR})
+	}
+	const flags = syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_NOEXEC
+	if err := syscall.Mount("tmpfs", d, "tmpfs", flags, "size=64k,nr_inodes=256,mode=755"); err != nil {
+		return fmt.Errorf("veiling %s: %w", d, err)
+	}
+	for _, k := range ks {
+		target := d + "/" + k.rel
+		if err := makeWay(d, k.rel, k.dir); err != nil {
+			return fmt.Errorf("veiling %s: %w", d, err)
+		}
+		if err := syscall.Mount(fmt.Sprintf("/proc/self/fd/%d", k.fd), target, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+			return fmt.Errorf("veiling %s: binding %s back: %w", d, target, err)
+		}
+	}
+	if err := syscall.Mount("", d, "", syscall.MS_BIND|syscall.MS_REMOUNT|syscall.MS_RDONLY|flags, ""); err != nil {
+		return fmt.Errorf("veiling %s: %w", d, err)
+	}
+	return nil
+}
+
+// anyAbove reports whether a path of ps other than k lies between d and k
+// (k is then kept with it).
+func anyAbove(ps []string, k, d string) bool {
+	for _, q := range ps {
+		if q != k && q != d && Within(q, d) && Within(k, q) {
+			return true
+		}
+	}
+	return false
+}
+
+// makeWay makes the folders of rel inside the veil at d, and its last
+// element as a folder or an empty file, for a bind to cover.
+func makeWay(d, rel string, dir bool) error {
+	parts := strings.Split(rel, "/")
+	p := d
+	for i, part := range parts {
+		p += "/" + part
+		if i < len(parts)-1 || dir {
+			if err := syscall.Mkdir(p, 0o755); err != nil && err != syscall.EEXIST {
+				return err
+			}
+			continue
+		}
+		fd, err := syscall.Open(p, syscall.O_CREAT|syscall.O_WRONLY|syscall.O_CLOEXEC, 0o644)
+		if err != nil {
 			return err
 		}
+		syscall.Close(fd)
 	}
 	return nil
 }
@@ -165,11 +246,16 @@ func setupNamespaces(p *Policy) error {
 	// The denied paths are hidden here rather than left out of Landlock's
 	// read rules: a handful of mounts instead of a rule for every entry
 	// of every folder on the way to them.
-	keep := append(append([]string(nil), p.Write...), p.AllowRead...)
+	keep := cleanAll(append(append([]string(nil), p.Write...), p.AllowRead...))
+	var done []string
 	for _, d := range cleanAll(p.Deny) {
-		if err := hideDenied(d, keep, osLister); err != nil {
+		if slices.ContainsFunc(done, func(up string) bool { return Within(d, up) }) {
+			continue // hidden or veiled with a folder above it
+		}
+		if err := hideDenied(d, keep); err != nil {
 			return err
 		}
+		done = append(done, d)
 	}
 	if p.Network == NetLoopback {
 		return loopbackUp()
