@@ -32,13 +32,20 @@ func BenchmarkSandboxRunTrue(b *testing.B) {
 	}
 	// Warm the page cache and the private folders once.
 	timeIt(bin, "sandbox", "run", "--", trueBin)
-	var plain, confined, full []time.Duration
+	// AGENT_BENCH_BASE names another build (an earlier commit's) to run
+	// interleaved too, for before-and-after figures on a noisy machine
+	// (docs/performance.md, "Sandbox").
+	base := os.Getenv("AGENT_BENCH_BASE")
+	var plain, confined, full, baseline []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		// Interleaved, so that the machine's load falls on all three alike.
+		// Interleaved, so that the machine's load falls on all alike.
 		plain = append(plain, timeIt(trueBin))
 		confined = append(confined, timeIt(bin, "sandbox", "run", "--", trueBin))
 		full = append(full, timeIt(bin, "sandbox", "run", "--mode", "danger-full-access", "--", trueBin))
+		if base != "" {
+			baseline = append(baseline, timeIt(base, "sandbox", "run", "--", trueBin))
+		}
 	}
 	b.StopTimer()
 	// The median is the target's measure; the tenth percentile shows what
@@ -54,4 +61,7 @@ func BenchmarkSandboxRunTrue(b *testing.B) {
 	b.ReportMetric(f, "ms-full-access")
 	b.ReportMetric(c-p, "ms-overhead")
 	b.ReportMetric(quantile(confined, 0.1)-quantile(plain, 0.1), "ms-overhead-p10")
+	if base != "" {
+		b.ReportMetric(quantile(baseline, 0.5)-p, "ms-overhead-base")
+	}
 }

@@ -412,7 +412,7 @@ func TestE2EResumeKeepsTheEventEndpoint(t *testing.T) {
 	m.Write([]byte("/events revoke a\r"))
 	out.waitFor(t, "Revoked grant a")
 	m.Write([]byte("/resume\r"))
-	out.waitFor(t, "Resume a session")
+	out.waitFor(t, "an earlier session") // the list is fetched after the picker opens
 	m.Write([]byte("\r"))
 	out.waitFor(t, "Resumed the session")
 	if code := post("/events/a", iss.token(t, ra, "bot", "events")); code != 403 {

@@ -174,6 +174,18 @@ func (o *ptyOutput) waitFor(t testing.TB, s string) {
 	}
 }
 
+// waitForMore waits until s shows more than n times.
+func (o *ptyOutput) waitForMore(t testing.TB, s string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for strings.Count(o.String(), s) <= n {
+		if time.Now().After(deadline) {
+			t.Fatalf("never saw %q more than %d times in %q", s, n, o.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestE2ETerminalUI runs the binary on a pseudo-terminal as its
 // controlling terminal: the trust question, a streamed answer, a
 // permission prompt, Ctrl-C twice (exit 130) and the terminal restored.
@@ -313,8 +325,10 @@ func TestE2ETerminalUIScreens(t *testing.T) {
 	m.Write([]byte("milk"))
 	out.waitFor(t, "remember the milk")
 	m.Write([]byte("\t"))
+	seen := strings.Count(out.String(), "remember the milk")
 	m.Write([]byte("\x15/resume\r")) // ctrl+u clears the composer
 	out.waitFor(t, "Resume a session")
+	out.waitForMore(t, "remember the milk", seen) // the list is fetched after the picker opens
 	m.Write([]byte("\r"))
 	out.waitFor(t, "Resumed the session")
 	m.Write([]byte("and the bread\r"))

@@ -21,6 +21,10 @@ type listItem struct {
 // transport-settings, theme-picker and history-search. Its keybinding
 // context decides which actions reach it; the generic ones (previous, next,
 // and the closing actions) are handled here, the rest by do.
+// loadingNote is the note of a list whose items are still being fetched:
+// its empty line waits until they arrive.
+const loadingNote = "loading…"
+
 type listScreen struct {
 	ctx   keys.Context
 	title string
@@ -202,6 +206,9 @@ func (s *state) listLines(l *listScreen, w, rows int) ([]screen.Line, int, int) 
 		return append(ls, body[l.scroll:end]...), curRow, curCol
 	}
 	if len(l.items) == 0 {
+		if l.note == loadingNote {
+			return ls, curRow, curCol // "nothing" is not known yet
+		}
 		empty := l.empty
 		if empty == "" {
 			empty = "Nothing to show."

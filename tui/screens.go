@@ -146,7 +146,7 @@ func (s *state) openResume() {
 		s.unavailable("/resume")
 		return
 	}
-	l := &listScreen{ctx: keys.ListPicker, title: "Resume a session", note: "loading…", empty: "No stored session of this workspace."}
+	l := &listScreen{ctx: keys.ListPicker, title: "Resume a session", note: loadingNote, empty: "No stored session of this workspace."}
 	l.do = func(s *state, l *listScreen, a keys.Action) {
 		it, ok := l.current()
 		if a != keys.ActSelect || !ok {
@@ -372,7 +372,7 @@ func (s *state) openMCPApprove() {
 		s.unavailable("/mcp approve without a server")
 		return
 	}
-	l := &listScreen{ctx: keys.MultiSelect, title: "Approve MCP servers", note: "loading…", empty: "No server is waiting for approval."}
+	l := &listScreen{ctx: keys.MultiSelect, title: "Approve MCP servers", note: loadingNote, empty: "No server is waiting for approval."}
 	l.do = func(s *state, l *listScreen, a keys.Action) {
 		switch a {
 		case keys.ActToggle:
@@ -595,7 +595,7 @@ func (s *state) openSwitcher() {
 		s.unavailable("The workspace switcher")
 		return
 	}
-	l := &listScreen{ctx: keys.WorkspaceSwitcher, title: "Sessions", note: "loading…"}
+	l := &listScreen{ctx: keys.WorkspaceSwitcher, title: "Sessions", note: loadingNote}
 	cur := "main"
 	if s.main != nil {
 		cur = s.status.SessionID

@@ -440,3 +440,25 @@ func (h *harness) esc() {
 	time.Sleep(30 * time.Millisecond)
 	synctest.Wait()
 }
+
+// TestResumeSaysEmptyOnlyWhenLoaded: while the stored sessions are being
+// fetched the picker says it is loading, not that there are none (a key
+// pressed then found nothing to open).
+func TestResumeSaysEmptyOnlyWhenLoaded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hooks := testHooks()
+		release := make(chan struct{})
+		hooks.Sessions = func(context.Context) ([]SessionSummary, error) {
+			<-release
+			return nil, nil
+		}
+		h := start(t, 70, 20, Options{Hooks: hooks})
+		h.typ("/resume\r")
+		h.expect("loading…")
+		h.expectNot("No stored session")
+		close(release)
+		synctest.Wait()
+		h.expect("No stored session of this workspace.")
+		h.expectNot("loading…")
+	})
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"slices"
 	"strings"
 	"syscall"
 	"unsafe"
@@ -249,7 +248,7 @@ func setupNamespaces(p *Policy) error {
 	keep := cleanAll(append(append([]string(nil), p.Write...), p.AllowRead...))
 	var done []string
 	for _, d := range cleanAll(p.Deny) {
-		if slices.ContainsFunc(done, func(up string) bool { return Within(d, up) }) {
+		if WithinAny(d, done) {
 			continue // hidden or veiled with a folder above it
 		}
 		if err := hideDenied(d, keep); err != nil {
