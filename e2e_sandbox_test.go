@@ -564,6 +564,36 @@ func TestE2ESandboxAgentFolderVeiled(t *testing.T) {
 	}
 }
 
+// TestE2ESandboxAllowReadInDeniedFolder: allowRead re-opens one file of
+// a denied folder (docs/sandbox.md, "What is denied by default"): it is
+// readable, not writable, and its neighbours stay unread; with namespaces
+// they are not even listed.
+func TestE2ESandboxAllowReadInDeniedFolder(t *testing.T) {
+	needSandbox(t, true)
+	bin := taggedBinary(t)
+	for _, cap := range []string{"", "namespaces=off"} {
+		t.Run("cap="+cap, func(t *testing.T) {
+			s := newSandbox(t)
+			s.write("~/.ssh/id_ed25519", "SECRET-KEY")
+			s.write("~/.ssh/known_hosts", "KNOWN-HOSTS")
+			s.write("~/.agent/settings.json", `{"sandbox": {"filesystem": {"allowRead": ["~/.ssh/known_hosts"]}}}`)
+			s.Env = append(s.Env, "AGENT_SANDBOX_TEST_CAP="+cap)
+			r := s.runExtra(bin, false, nil, "sandbox", "run", "--", "/bin/sh", "-c",
+				`cat "$HOME/.ssh/known_hosts"; cat "$HOME/.ssh/id_ed25519"; echo x >> "$HOME/.ssh/known_hosts" || echo WRITE-REFUSED; echo LIST; ls -A "$HOME/.ssh"`)
+			out := r.Stdout + r.Stderr
+			if !strings.Contains(r.Stdout, "KNOWN-HOSTS") || strings.Contains(out, "SECRET-KEY") || !strings.Contains(out, "WRITE-REFUSED") {
+				t.Fatalf("%+v", r)
+			}
+			if got := s.read(filepath.Join(s.Home, ".ssh", "known_hosts")); got != "KNOWN-HOSTS" {
+				t.Fatalf("known_hosts now %q", got)
+			}
+			if _, listed, _ := strings.Cut(r.Stdout, "LIST\n"); cap == "" && strings.TrimSpace(listed) != "known_hosts" {
+				t.Fatalf("listed %q in ~/.ssh: %+v", listed, r)
+			}
+		})
+	}
+}
+
 // TestE2ESandboxServeToken: the token file of loopback mcp serve is
 // denied to the commands its session runs, even inside the workspace.
 func TestE2ESandboxServeToken(t *testing.T) {
