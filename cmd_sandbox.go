@@ -94,7 +94,11 @@ func sandboxCheck(e *env) error {
 	yesNo := map[bool]string{true: "yes", false: "no"}
 	fmt.Fprintf(e.out, "seccomp: %s (%s)\n", yesNo[sup.Seccomp], sup.Arch)
 	if sup.Namespaces {
-		fmt.Fprintln(e.out, "namespaces: yes (user, mount, network)")
+		if sbox.NoUserNamespace() {
+			fmt.Fprintln(e.out, "namespaces: yes (mount, network; as root, no user namespace)")
+		} else {
+			fmt.Fprintln(e.out, "namespaces: yes (user, mount, network)")
+		}
 	} else {
 		fmt.Fprintf(e.out, "namespaces: no (%s)\n", sup.NamespaceErr)
 	}

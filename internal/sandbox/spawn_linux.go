@@ -51,7 +51,14 @@ var warmProcessStart = sync.OnceFunc(func() {
 // asked for), and it needs no ID maps (docs/design.md, "Namespaces as
 // root"). Root in a container without the capability takes the user
 // namespace's way, as anyone else.
-var mountsAllowed = sync.OnceValue(func() bool {
+var mountsAllowed = sync.OnceValue(canMount)
+
+// NoUserNamespace reports whether spawns here make their namespaces without
+// a user namespace (root holding CAP_SYS_ADMIN), for agent sandbox check.
+func NoUserNamespace() bool { return mountsAllowed() }
+
+// canMount: root with CAP_SYS_ADMIN in its effective set.
+func canMount() bool {
 	if os.Geteuid() != 0 {
 		return false
 	}
@@ -64,7 +71,7 @@ var mountsAllowed = sync.OnceValue(func() bool {
 		return false
 	}
 	return data[capSysAdmin/32].effective&(1<<(capSysAdmin%32)) != 0
-})
+}
 
 // Detect says what this machine offers without starting anything: the
 // Landlock ABI and seccomp are asked of the kernel; namespaces are known

@@ -18,6 +18,9 @@ func Detect() Support {
 
 func warmProcessStart() {}
 
+// NoUserNamespace is false off Linux.
+func NoUserNamespace() bool { return false }
+
 func namespacesRefused() string { return "not on Linux" }
 
 func namespacesLearned(bool, string) {}
