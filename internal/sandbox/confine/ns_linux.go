@@ -132,7 +132,7 @@ func veil(d string, keep []string) error {
 		ks = append(ks, kept{rel: strings.TrimPrefix(k, d+"/"), fd: fd, dir: st.Mode&syscall.S_IFMT == syscall.S_IFDIR})
 	}
 	const flags = syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_NOEXEC
-	if err := syscall.Mount("tmpfs", d, "tmpfs", flags, "size=64k,nr_inodes=256,mode=755"); err != nil {
+	if err := syscall.Mount("tmpfs", d, "tmpfs", flags, "size=1m,nr_inodes=4096,mode=755"); err != nil {
 		return fmt.Errorf("veiling %s: %w", d, err)
 	}
 	for _, k := range ks {
