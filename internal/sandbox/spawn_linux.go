@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"unsafe"
 )
 
 // nsState is what the first spawn (or probe) with namespaces learned, for
@@ -58,20 +57,7 @@ var mountsAllowed = sync.OnceValue(canMount)
 func NoUserNamespace() bool { return mountsAllowed() }
 
 // canMount: root with CAP_SYS_ADMIN in its effective set.
-func canMount() bool {
-	if os.Geteuid() != 0 {
-		return false
-	}
-	hdr := struct {
-		version uint32
-		pid     int32
-	}{0x20080522, 0} // _LINUX_CAPABILITY_VERSION_3
-	var data [2]struct{ effective, permitted, inheritable uint32 }
-	if _, _, e := syscall.RawSyscall(syscall.SYS_CAPGET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
-		return false
-	}
-	return data[capSysAdmin/32].effective&(1<<(capSysAdmin%32)) != 0
-}
+func canMount() bool { return os.Geteuid() == 0 && confine.HasEffectiveCap(capSysAdmin) }
 
 // Detect says what this machine offers without starting anything: the
 // Landlock ABI and seccomp are asked of the kernel; namespaces are known
