@@ -663,6 +663,13 @@ func TestE2ESandboxCheck(t *testing.T) {
 	s := newSandbox(t)
 	r := s.run("", "sandbox", "check")
 	want := []string{fmt.Sprintf("landlock: ABI %d: file system", sup.KernelABI), "seccomp: yes", "namespaces: yes", "tier: landlock+seccomp+namespaces", "mode: workspace-write (network none)", "probe: ok"}
+	// As root holding CAP_SYS_ADMIN no user namespace is made
+	// (docs/design.md, "Namespaces as root"); anyone else needs one.
+	if sbox.NoUserNamespace() {
+		want = append(want, "namespaces: yes (mount, network; as root, no user namespace)")
+	} else {
+		want = append(want, "namespaces: yes (user, mount, network)")
+	}
 	for _, w := range want {
 		if !strings.Contains(r.Stdout, w) {
 			t.Errorf("lacks %q: %+v", w, r)
@@ -670,6 +677,15 @@ func TestE2ESandboxCheck(t *testing.T) {
 	}
 	if r.Code != 0 {
 		t.Fatalf("%+v", r)
+	}
+	// And the commands run in the user namespace that line names.
+	own, err := os.Readlink("/proc/self/ns/user")
+	if err != nil {
+		t.Skip(err)
+	}
+	r = s.run("", "sandbox", "run", "--", "/bin/sh", "-c", "readlink /proc/self/ns/user")
+	if same := strings.TrimSpace(r.Stdout) == own; r.Code != 0 || same != sbox.NoUserNamespace() {
+		t.Fatalf("user namespace %q, the test's %q, no user namespace expected: %v", r.Stdout, own, sbox.NoUserNamespace())
 	}
 }
 
