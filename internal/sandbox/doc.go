@@ -1,9 +1,10 @@
 // Package sandbox confines the commands the model runs (the Bash tool,
 // stdio MCP servers, header helpers) with the kernel's own means: Landlock
 // for the file system and TCP, a seccomp filter for sockets, ptrace,
-// io_uring and signals, no new privileges, no capabilities, and user, mount
-// and network namespaces as an extra layer where the kernel lets an
-// unprivileged process have them (docs/sandbox.md states every rule this package implements).
+// io_uring and signals, no new privileges, no capabilities, and mount and
+// network namespaces as an extra layer where the kernel allows them (owned
+// by a user namespace of their own unless the agent is root holding
+// CAP_SYS_ADMIN). docs/sandbox.md states every rule this package implements.
 //
 // The confinement happens in a helper: the agent starts its own executable
 // (/proc/self/exe) in a hidden mode with the policy on one pipe and a status
@@ -13,7 +14,7 @@
 // seccomp, marks every descriptor above 2 close-on-exec, and execs the
 // command. A failure before the exec is written on the status pipe and the
 // command never runs; the caller reports it as a sandbox setup failure and
-// never runs the command unconfined on its own (HelperMain, Start).
+// never runs the command unconfined on its own (package confine; Box.Start).
 //
 // Around the spawn, a Box keeps what one session shares: the private
 // TMPDIR, the private build caches, the environment scrubbing, the guard of
