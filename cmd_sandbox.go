@@ -143,6 +143,12 @@ did not run), 126 when it cannot be run, 127 when it is not found.`,
 }
 
 func sandboxRun(ctx context.Context, e *env, mode string, args []string) error {
+	// The helper was started while the agent initialised (package early):
+	// adopted here, it waits for its policy.
+	tail := &tailWriter{max: 64 << 10}
+	stderr := io.MultiWriter(e.err, tail)
+	early := sbox.AdoptEarly(ctx, stderr)
+	defer early.Close()
 	ws, s, diags, err := e.sandboxSettings(mode)
 	if err != nil {
 		return err
@@ -164,20 +170,29 @@ func sandboxRun(ctx context.Context, e *env, mode string, args []string) error {
 		}
 		fmt.Fprintln(e.err, "agent: sandbox unavailable: this kernel gives no file-system confinement (no Landlock); the command runs unconfined")
 	}
-	tail := &tailWriter{max: 64 << 10}
-	build := func() *exec.Cmd { return sandboxCmd(ctx, e, box, args, tail) }
-	run, err := box.Start(build, sbox.Request{Label: "sandbox run", Command: strings.Join(args, " "), Profile: prof, Guard: prof.Mode == sbox.WorkspaceWrite})
+	build := func() *exec.Cmd {
+		cmd := sandboxCmd(ctx, e, args, stderr)
+		keys := make([]string, 0, len(config.APIKeyEnv))
+		for _, k := range config.APIKeyEnv {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		cmd.Env = box.Env(os.Environ(), keys)
+		return cmd
+	}
+	run, err := box.Start(build, sbox.Request{Label: "sandbox run", Command: strings.Join(args, " "), Profile: prof,
+		Guard: prof.Mode == sbox.WorkspaceWrite, Early: early})
 	if err != nil {
 		return sandboxStartError(e, args[0], err)
 	}
-	werr := run.Cmd.Wait()
-	for _, l := range run.Finish(run.Cmd.ProcessState, tail.String()).Lines() {
+	werr := run.Wait()
+	for _, l := range run.Finish(run.State(), tail.String()).Lines() {
 		fmt.Fprintln(e.err, "agent: "+sanitizeLine(l))
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if st := run.Cmd.ProcessState; st != nil {
+	if st := run.State(); st != nil {
 		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			return &exitError{code: 128 + int(ws.Signal())}
 		}
@@ -189,19 +204,15 @@ func sandboxRun(ctx context.Context, e *env, mode string, args []string) error {
 	return werr
 }
 
-// sandboxCmd is the command of agent sandbox run: the standard streams of
-// the agent, stderr also kept (its end) to recognise refusals.
-func sandboxCmd(ctx context.Context, e *env, box *sbox.Box, args []string, tail *tailWriter) *exec.Cmd {
+// sandboxCmd is the command of agent sandbox run (its environment is the
+// box's): the standard streams of the agent, stderr also kept (its end)
+// to recognise refusals. A helper started at init has the same streams,
+// and ctx ends its command the same way (sbox.AdoptEarly).
+func sandboxCmd(ctx context.Context, e *env, args []string, stderr io.Writer) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Dir = e.cwd
-	keys := make([]string, 0, len(config.APIKeyEnv))
-	for _, k := range config.APIKeyEnv {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	cmd.Env = box.Env(os.Environ(), keys)
 	cmd.Stdin, cmd.Stdout = e.in, e.out
-	cmd.Stderr = io.MultiWriter(e.err, tail)
+	cmd.Stderr = stderr
 	// The command has a session of its own: a Ctrl-C reaches the agent,
 	// which passes it on to the command's group.
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) }

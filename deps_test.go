@@ -183,18 +183,26 @@ var confineStd = map[string]bool{
 	"sort": true, "strconv": true, "strings": true, "syscall": true, "unsafe": true,
 }
 
+// earlyStd are the only packages internal/sandbox/early may import: its
+// init starts the helper of agent sandbox run, and runs among the first
+// only while it waits for nothing but syscall (docs/design.md, "agent
+// sandbox run starts its helper at init").
+var earlyStd = map[string]bool{"sync": true, "syscall": true, "unsafe": true}
+
 // sandboxImport decides the imports that concern the sandbox
 // (CONTRIBUTING.md, "Import direction"): the helper imports only
-// confineStd; only internal/sandbox imports the helper; only main, agent,
-// agent/tools, mcp and config import internal/sandbox. decided is false
-// for every other import.
+// confineStd and the early start only earlyStd; only internal/sandbox
+// imports either; only main, agent, agent/tools, mcp and config import
+// internal/sandbox. decided is false for every other import.
 func sandboxImport(from, imp string, std bool) (ok bool, why string, decided bool) {
 	to := rel(imp)
 	switch {
 	case from == "internal/sandbox/confine":
 		return std && confineStd[imp], "internal/sandbox/confine imports only errors, fmt, io, io/fs, os, path, runtime, sort, strconv, strings, syscall and unsafe", true
-	case !std && to == "internal/sandbox/confine":
-		return from == "internal/sandbox" || from == "", "only internal/sandbox imports internal/sandbox/confine", true
+	case from == "internal/sandbox/early":
+		return std && earlyStd[imp], "internal/sandbox/early imports only sync, syscall and unsafe", true
+	case !std && (to == "internal/sandbox/confine" || to == "internal/sandbox/early"):
+		return from == "internal/sandbox" || from == "", "only internal/sandbox imports internal/sandbox/confine and internal/sandbox/early", true
 	case !std && to == "internal/sandbox":
 		return from == "" || from == "agent" || from == "agent/tools" || from == "mcp" || from == "config" || under(from, "interop"),
 			"only main, agent, agent/tools, mcp and config import internal/sandbox", true
@@ -312,6 +320,11 @@ func TestImportRuleTable(t *testing.T) {
 		{"the sandbox helper imports no x/sys", "internal/sandbox/confine", "golang.org/x/sys/unix", false, false},
 		{"the sandbox helper imports no internal package", "internal/sandbox/confine", "agent/internal/quote", false, false},
 		{"the sandbox imports its helper", "internal/sandbox", "agent/internal/sandbox/confine", false, true},
+		{"the early start imports syscall", "internal/sandbox/early", "syscall", true, true},
+		{"the early start imports no os", "internal/sandbox/early", "os", true, false},
+		{"the early start imports no helper", "internal/sandbox/early", "agent/internal/sandbox/confine", false, false},
+		{"the sandbox imports its early start", "internal/sandbox", "agent/internal/sandbox/early", false, true},
+		{"only the sandbox imports its early start", "agent", "agent/internal/sandbox/early", false, false},
 		{"only the sandbox imports its helper", "agent", "agent/internal/sandbox/confine", false, false},
 		{"the sandbox imports no x/sys", "internal/sandbox", "golang.org/x/sys/unix", false, false},
 		{"the sandbox may import internal packages", "internal/sandbox", "agent/internal/redact", false, true},

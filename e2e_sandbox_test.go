@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -963,4 +964,94 @@ func TestE2ESandboxEscalationTUI(t *testing.T) {
 	m.Write([]byte("n"))
 	out.waitFor(t, "Declined.")
 	ctrlCTwice(t, m, out, done)
+}
+
+// TestE2ESandboxRunEarlyHelper: agent sandbox run starts its helper while
+// it initialises, before it has read its settings (docs/design.md, "agent
+// sandbox run starts its helper at init"). Where the settings want other
+// namespaces or no confinement, that helper is ended and the command runs
+// as they say; what the command writes on stderr is all copied out before
+// the report of refusals; an interrupt reaches the command; a background
+// process holding stderr open does not hold the agent.
+func TestE2ESandboxRunEarlyHelper(t *testing.T) {
+	needSandbox(t, false)
+	t.Run("settings that ask for the loopback network", func(t *testing.T) {
+		needSandbox(t, true)
+		s := newSandbox(t)
+		s.write("~/.agent/settings.json", `{"sandbox": {"network": {"mode": "loopback"}}}`)
+		r := s.run("", "sandbox", "run", "--", "/bin/sh", "-c", "cat /proc/net/dev")
+		var ifaces []string
+		for _, l := range strings.Split(r.Stdout, "\n") {
+			if name, _, ok := strings.Cut(l, ":"); ok {
+				ifaces = append(ifaces, strings.TrimSpace(name))
+			}
+		}
+		if r.Code != 0 || len(ifaces) != 1 || ifaces[0] != "lo" {
+			t.Fatalf("interfaces %q: %+v", ifaces, r)
+		}
+	})
+	t.Run("settings that turn the confinement off", func(t *testing.T) {
+		for _, settings := range []string{`{"sandbox": {"mode": "danger-full-access"}}`, `{"sandbox": {"enabled": false}}`} {
+			s := newSandbox(t)
+			s.write("~/.agent/settings.json", settings)
+			r := s.run("", "sandbox", "run", "--", "/bin/sh", "-c", `echo x > "$HOME/free"`)
+			if r.Code != 0 || s.read(filepath.Join(s.Home, "free")) != "x\n" {
+				t.Fatalf("%s: %+v", settings, r)
+			}
+		}
+	})
+	t.Run("stderr copied whole before the report", func(t *testing.T) {
+		s := newSandbox(t)
+		r := s.run("", "sandbox", "run", "--", "/bin/sh", "-c", `head -c 300000 /dev/zero | tr '\0' x >&2; echo y > "$HOME/out"`)
+		xs := strings.Repeat("x", 300000)
+		refused := strings.Index(r.Stderr, "refused: writing ~/out")
+		if r.Code == 0 || !strings.HasPrefix(r.Stderr, xs) || strings.HasPrefix(r.Stderr, xs+"x") || refused < len(xs) {
+			t.Fatalf("exit %d, the refusal at %d: %q", r.Code, refused, r.Stderr[max(0, len(r.Stderr)-300):])
+		}
+	})
+	t.Run("a background process holding stderr", func(t *testing.T) {
+		s := newSandbox(t)
+		start := time.Now()
+		r := s.run("", "sandbox", "run", "--", "/bin/sh", "-c", "sleep 60 >/dev/null & echo started")
+		if r.Code != 0 || r.Stdout != "started\n" || time.Since(start) > 30*time.Second {
+			t.Fatalf("after %v: %+v", time.Since(start), r)
+		}
+	})
+	t.Run("an interrupt reaches the command", func(t *testing.T) {
+		s := newSandbox(t)
+		cmd := exec.Command(agentBinary(t), "sandbox", "run", "--", "/bin/sh", "-c", `trap 'echo interrupted; exit 3' INT; echo ready; while :; do sleep 0.05; done`)
+		cmd.Dir = s.Work
+		cmd.Env = []string{"HOME=" + s.Home, "PATH=" + os.Getenv("PATH")}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var errb strings.Builder
+		cmd.Stderr = &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		buf := make([]byte, 64)
+		n, _ := out.Read(buf)
+		if string(buf[:n]) != "ready\n" {
+			t.Fatalf("stdout %q, stderr %q", buf[:n], errb.String())
+		}
+		cmd.Process.Signal(os.Interrupt)
+		rest := make(chan string, 1)
+		go func() {
+			b, _ := io.ReadAll(out)
+			rest <- string(b)
+		}()
+		var got string
+		select {
+		case got = <-rest:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the command did not end after the interrupt")
+		}
+		cmd.Wait()
+		if got != "interrupted\n" || cmd.ProcessState.ExitCode() != 130 {
+			t.Fatalf("stdout %q, exit %d, stderr %q", got, cmd.ProcessState.ExitCode(), errb.String())
+		}
+	})
 }

@@ -183,11 +183,18 @@ type Request struct {
 	// Guard checks the protected paths around the spawn (Before now,
 	// After at Finish).
 	Guard bool
+	// Early is the helper started at init for this command (AdoptEarly);
+	// Start uses it or ends it.
+	Early *Early
 }
 
 // Run is a confined command that has started.
 type Run struct {
+	// Cmd is the command's (the helper's, which became the command); nil
+	// when the run took a helper started at init (Request.Early): Wait and
+	// State serve both.
 	Cmd     *exec.Cmd
+	early   *Early
 	box     *Box
 	req     Request
 	pol     *Policy
@@ -228,6 +235,8 @@ func (b *Box) Probe() (Support, error) {
 
 func (b *Box) start(build func() *exec.Cmd, req Request, probe bool) (*Run, error) {
 	r := &Run{box: b, req: req}
+	early := req.Early
+	defer early.discard() // when not taken
 	if !req.Profile.Confines() || b.Support().Tier() == "none" && b.Support().NamespacesKnown {
 		// Nothing to confine with (docs/sandbox.md, "Degrading"): the
 		// caller has said so to the user, or refused to run.
@@ -241,23 +250,32 @@ func (b *Box) start(build func() *exec.Cmd, req Request, probe bool) (*Run, erro
 		pol := b.policyHead(req.Profile, sup, useNS)
 		cmd := build()
 		pol.Probe = probe
-		h, err := prepareHelper(cmd, pol)
-		if err != nil {
-			r.unguard()
-			return nil, &SetupError{Stage: "start", Err: err}
+		var err error
+		h := early.take(pol)
+		if h != nil {
+			// The helper is running: the command built is only read.
+			err = describe(pol, cmd)
+			cmd = nil
+		} else {
+			if h, err = prepareHelper(cmd, pol); err != nil {
+				r.unguard()
+				return nil, &SetupError{Stage: "start", Err: err}
+			}
+			// The helper starts first and waits for its policy: the
+			// guard's snapshot and the policy's paths are made while its
+			// runtime starts, and the command cannot run before the
+			// policy is sent (docs/performance.md, "Sandbox").
+			err = h.spawn()
 		}
-		// The helper starts first and waits for its policy: the guard's
-		// snapshot and the policy's paths are made while its runtime
-		// starts, and the command cannot run before the policy is sent
-		// (docs/performance.md, "Sandbox").
-		err = h.spawn()
 		if err == nil {
 			if req.Guard && !r.guarded {
 				b.guard.Before()
 				r.guarded = true
 			}
 			b.policyPaths(pol, req.Profile, useNS)
-			err = h.handOver()
+			err = h.handOver(pol)
+		} else if h.early != nil {
+			h.abandon() // an early helper whose command could not be described
 		}
 		if errors.Is(err, errNamespaces) && attempt == 0 {
 			b.learnNamespaces(false, err.Error())
@@ -278,10 +296,27 @@ func (b *Box) start(build func() *exec.Cmd, req Request, probe bool) (*Run, erro
 		if probe {
 			cmd.Wait()
 		}
-		r.Cmd, r.pol = cmd, pol
+		r.Cmd, r.early, r.pol = cmd, h.early, pol
 		r.tier = b.Support().Tier()
 		return r, nil
 	}
+}
+
+// Wait waits for the command to end and for what it wrote to be copied
+// out, as exec.Cmd.Wait.
+func (r *Run) Wait() error {
+	if r.early != nil {
+		return r.early.wait()
+	}
+	return r.Cmd.Wait()
+}
+
+// State is how the command ended, once Wait has returned.
+func (r *Run) State() *os.ProcessState {
+	if r.early != nil {
+		return r.early.state
+	}
+	return r.Cmd.ProcessState
 }
 
 func (r *Run) unguard() {

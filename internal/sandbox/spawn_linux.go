@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"agent/internal/sandbox/confine"
+	"agent/internal/sandbox/early"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // nsState is what the first spawn (or probe) with namespaces learned, for
@@ -113,24 +116,35 @@ func namespacesRefused() string {
 	return ""
 }
 
-// helperCmd turns cmd (as exec.Command built it: Path, Args, Env, Dir and
-// the caller's streams) into the helper's command, and returns what
-// startHelper needs to finish the start.
+// helperStart is a helper being started for a command: the command's
+// exec.Cmd turned into the helper's (prepareHelper, helperFor), with the
+// pipes that carry its policy and its status.
 type helperStart struct {
-	cmd              *exec.Cmd
-	pol              *Policy
+	cmd              *exec.Cmd // nil for a helper started at init
+	early            *Early    // its adoption then
 	policyW, statusR *os.File
 	policyR, statusW *os.File
+	// The namespaces it starts in (userns: a user namespace of its own).
+	ns, netns, userns bool
 }
 
+// prepareHelper completes pol with the command cmd describes (describe)
+// and turns cmd into the helper's command, in the namespaces pol asks for.
 func prepareHelper(cmd *exec.Cmd, pol *Policy) (*helperStart, error) {
-	// exec.Command looked the name up in the agent's PATH and may have
-	// failed; the helper looks it up again in the command's own PATH.
-	cmd.Err = nil
+	if err := describe(pol, cmd); err != nil {
+		return nil, err
+	}
+	return helperFor(cmd, pol.Namespaces, pol.NetNamespace())
+}
+
+// describe puts the command of cmd (as exec.Command built it: Path, Args,
+// Env, Dir) in the policy, for the helper to exec.
+func describe(pol *Policy, cmd *exec.Cmd) error {
 	pol.Path = cmd.Path
 	if len(cmd.Args) > 0 && !strings.Contains(cmd.Args[0], "/") && cmd.Path != cmd.Args[0] {
-		// exec.Command resolved the name in the agent's PATH; the helper
-		// resolves it again in the command's own.
+		// exec.Command resolved the name in the agent's PATH (and may
+		// have failed to); the helper resolves it again in the command's
+		// own.
 		pol.Path = cmd.Args[0]
 	}
 	pol.Args = cmd.Args
@@ -142,11 +156,18 @@ func prepareHelper(cmd *exec.Cmd, pol *Policy) (*helperStart, error) {
 	if pol.Dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		pol.Dir = wd
 	}
-	h := &helperStart{cmd: cmd, pol: pol}
+	return nil
+}
+
+// helperFor turns cmd (its streams, Cancel and WaitDelay kept) into the
+// helper's command, to start in a new mount namespace when ns says so and
+// a new network namespace too when netns does.
+func helperFor(cmd *exec.Cmd, ns, netns bool) (*helperStart, error) {
+	h := &helperStart{cmd: cmd, ns: ns, netns: ns && netns}
 	var err error
 	if h.policyR, h.policyW, err = os.Pipe(); err != nil {
 		return nil, err
@@ -156,6 +177,7 @@ func prepareHelper(cmd *exec.Cmd, pol *Policy) (*helperStart, error) {
 		h.policyW.Close()
 		return nil, err
 	}
+	cmd.Err = nil // exec.Command's lookup in the agent's PATH: describe
 	cmd.Path = "/proc/self/exe"
 	cmd.Args = []string{"agent-sandbox"}
 	// One P and no collector: the helper lives for a millisecond.
@@ -163,9 +185,9 @@ func prepareHelper(cmd *exec.Cmd, pol *Policy) (*helperStart, error) {
 	cmd.Dir = ""
 	cmd.ExtraFiles = []*os.File{h.policyR, h.statusW}
 	attr := &syscall.SysProcAttr{Setsid: true}
-	if pol.Namespaces {
+	if h.ns {
 		attr.Cloneflags = syscall.CLONE_NEWNS
-		if pol.NetNamespace() {
+		if h.netns {
 			attr.Cloneflags |= syscall.CLONE_NEWNET
 		}
 		if !mountsAllowed() {
@@ -178,12 +200,149 @@ func prepareHelper(cmd *exec.Cmd, pol *Policy) (*helperStart, error) {
 			// emptying the bounding set, and the maps). It drops them
 			// all before the command's exec.
 			attr.Cloneflags |= syscall.CLONE_NEWUSER
-			pol.UserNS, pol.UID, pol.GID = true, os.Getuid(), os.Getgid()
+			h.userns = true
 			attr.AmbientCaps = []uintptr{capSysAdmin, capNetAdmin, capSetPcap}
 		}
 	}
 	cmd.SysProcAttr = attr
 	return h, nil
+}
+
+// fits reports whether the helper started in the namespaces pol needs.
+func (h *helperStart) fits(pol *Policy) bool {
+	return h.ns == pol.Namespaces && h.netns == (pol.Namespaces && pol.NetNamespace())
+}
+
+// Early is the helper `agent sandbox run` started while the agent was
+// initialising (package early), adopted for its command: the two program
+// starts overlap, and the helper's with the agent's reading of its
+// settings and making of its box (docs/design.md, "agent sandbox run
+// starts its helper at init"). Box.Start uses it when it started in the
+// namespaces the policy needs and ends it otherwise; the Run then waits
+// through it (Run.Wait), as the helper is not an exec.Cmd of this process.
+type Early struct {
+	h      *helperStart
+	pid    int
+	used   bool
+	proc   chan *os.Process // os.FindProcess's, made in the background
+	stderr *os.File
+	copied chan struct{} // closed when the helper's stderr is copied out
+	ctx    context.Context
+
+	state *os.ProcessState
+	err   error
+}
+
+// AdoptEarly returns the helper started at init, if any: its stderr is
+// copied to stderr from now on, and ctx's end interrupts its command's
+// process group (SIGINT, then SIGKILL after waitDelay) as
+// exec.CommandContext's Cancel and WaitDelay would.
+func AdoptEarly(ctx context.Context, stderr io.Writer) *Early {
+	eh := early.Take()
+	if eh == nil {
+		return nil
+	}
+	e := &Early{pid: eh.Pid, proc: make(chan *os.Process, 1), copied: make(chan struct{}), ctx: ctx}
+	e.h = &helperStart{early: e, policyW: os.NewFile(uintptr(eh.PolicyW), "policy"), statusR: os.NewFile(uintptr(eh.StatusR), "status"),
+		ns: eh.NS, userns: eh.UserNS}
+	// Non-blocking, so that closing it ends the copy's read (a process the
+	// command left behind may hold the other end: wait).
+	syscall.SetNonblock(eh.StderrR, true)
+	e.stderr = os.NewFile(uintptr(eh.StderrR), "stderr")
+	go func() {
+		defer close(e.copied)
+		io.Copy(stderr, e.stderr)
+	}()
+	// The process handle: os checks once per process whether pidfds work,
+	// by starting a throwaway child; begun now, it is done by the time the
+	// command has run.
+	go func() {
+		p, err := os.FindProcess(e.pid)
+		if err != nil {
+			p = nil
+		}
+		e.proc <- p
+	}()
+	return e
+}
+
+// waitDelay is how long an interrupted command has to end before it is
+// killed, and how long its stderr may stay open after it ended (a
+// background process holding it), as sandboxCmd's WaitDelay.
+const waitDelay = 2 * time.Second
+
+// wait waits for the helper's process (the command once exec'd) and for
+// its stderr; idempotent.
+func (e *Early) wait() error {
+	if e.state != nil || e.err != nil {
+		return e.err
+	}
+	stop := context.AfterFunc(e.ctx, func() {
+		syscall.Kill(-e.pid, syscall.SIGINT)
+		time.AfterFunc(waitDelay, func() { syscall.Kill(-e.pid, syscall.SIGKILL) })
+	})
+	defer stop()
+	p := <-e.proc
+	if p == nil {
+		e.err = fmt.Errorf("waiting for the sandbox helper (pid %d): no process handle", e.pid)
+		return e.err
+	}
+	e.state, e.err = p.Wait()
+	select {
+	case <-e.copied:
+	case <-time.After(waitDelay):
+		e.stderr.Close() // something the command started holds its stderr
+		<-e.copied
+	}
+	e.stderr.Close()
+	if e.err == nil && !e.state.Success() {
+		e.err = &exec.ExitError{ProcessState: e.state}
+	}
+	return e.err
+}
+
+// take returns the early helper when it started in the namespaces pol
+// needs, and ends it otherwise (nil).
+func (e *Early) take(pol *Policy) *helperStart {
+	if e == nil || e.used {
+		return nil
+	}
+	e.used = true
+	if !e.h.fits(pol) {
+		e.h.abandon()
+		return nil
+	}
+	return e.h
+}
+
+// Close ends the helper if Box.Start has not taken it (a caller that
+// returns before starting its command); idempotent.
+func (e *Early) Close() { e.discard() }
+
+// discard ends an early helper Box.Start did not take.
+func (e *Early) discard() {
+	if e == nil || e.used {
+		return
+	}
+	e.used = true
+	e.h.abandon()
+}
+
+// reap waits for a helper that failed or was abandoned.
+func (h *helperStart) reap() {
+	if h.early != nil {
+		h.early.wait()
+		return
+	}
+	h.cmd.Wait()
+}
+
+// abandon ends a started helper that has not had its policy: it reads
+// nothing, says so and exits; it is reaped in the background.
+func (h *helperStart) abandon() {
+	h.policyW.Close()
+	h.statusR.Close()
+	go h.reap()
 }
 
 func (h *helperStart) closeAll() {
@@ -197,7 +356,7 @@ func (h *helperStart) closeAll() {
 func (h *helperStart) spawn() error {
 	if err := h.cmd.Start(); err != nil {
 		h.closeAll()
-		if h.pol.Namespaces && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS) || errors.Is(err, syscall.EACCES)) {
+		if h.ns && (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EUSERS) || errors.Is(err, syscall.EACCES)) {
 			return fmt.Errorf("%w: %v", errNamespaces, err)
 		}
 		return &SetupError{Stage: "start", Err: err}
@@ -209,14 +368,17 @@ func (h *helperStart) spawn() error {
 
 // handOver sends the started helper its policy and waits for the exec (or
 // for its failure). On a failure the helper has been reaped.
-func (h *helperStart) handOver() error {
-	data, err := h.pol.Encode()
+func (h *helperStart) handOver(pol *Policy) error {
+	if h.userns {
+		pol.UserNS, pol.UID, pol.GID = true, os.Getuid(), os.Getgid()
+	}
+	data, err := pol.Encode()
 	if err != nil {
 		// The helper gets nothing, says so and ends; the reason is ours.
 		h.policyW.Close()
 		io.Copy(io.Discard, h.statusR)
 		h.statusR.Close()
-		h.cmd.Wait()
+		h.reap()
 		return &SetupError{Stage: "policy", Err: err}
 	}
 	_, werr := h.policyW.Write(data)
@@ -227,7 +389,7 @@ func (h *helperStart) handOver() error {
 		return nil // the exec happened
 	}
 	// Something failed before the exec: the helper exits on its own.
-	h.cmd.Wait()
+	h.reap()
 	st, derr := confine.DecodeStatus(msg)
 	if len(msg) == 0 || derr != nil {
 		why := errors.Join(werr, rerr)

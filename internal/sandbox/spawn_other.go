@@ -3,7 +3,10 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
+	"io"
+	"os"
 	"os/exec"
 	"runtime"
 )
@@ -25,12 +28,34 @@ func namespacesRefused() string { return "not on Linux" }
 
 func namespacesLearned(bool, string) {}
 
-type helperStart struct{}
+type helperStart struct {
+	cmd   *exec.Cmd
+	early *Early
+}
 
 func prepareHelper(*exec.Cmd, *Policy) (*helperStart, error) {
 	return nil, errors.New("the sandbox needs Linux")
 }
 
+func describe(*Policy, *exec.Cmd) error { return errors.New("the sandbox needs Linux") }
+
 func (*helperStart) spawn() error { return errors.New("the sandbox needs Linux") }
 
-func (*helperStart) handOver() error { return errors.New("the sandbox needs Linux") }
+func (*helperStart) handOver(*Policy) error { return errors.New("the sandbox needs Linux") }
+
+func (*helperStart) abandon() {}
+
+// Early is nothing off Linux.
+type Early struct{ state *os.ProcessState }
+
+// AdoptEarly adopts nothing off Linux.
+func AdoptEarly(context.Context, io.Writer) *Early { return nil }
+
+func (*Early) take(*Policy) *helperStart { return nil }
+
+func (*Early) discard() {}
+
+func (*Early) wait() error { return errors.New("the sandbox needs Linux") }
+
+// Close does nothing off Linux.
+func (*Early) Close() {}

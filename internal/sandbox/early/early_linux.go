@@ -1,0 +1,234 @@
+package early
+
+import (
+	"sync"
+	"syscall"
+	"unsafe"
+)
+
+// These match the helper's side (confine.EnvVar, PolicyFD, StatusFD) and
+// the capability numbers of the sandbox package; a test holds them equal.
+const (
+	helperEnv = "AGENT_SANDBOX_HELPER"
+	testCap   = "AGENT_SANDBOX_TEST_CAP"
+
+	capSetPcap  = 8
+	capNetAdmin = 12
+	capSysAdmin = 21
+
+	sysLandlockCreateRuleset = 444
+	landlockRulesetVersion   = 1
+)
+
+// Helper is a helper started at init: its process, the agent's ends of its
+// pipes (close-on-exec descriptors) and the namespaces it started in.
+type Helper struct {
+	Pid                       int
+	PolicyW, StatusR, StderrR int
+	// NS: a new mount namespace; UserNS: a new user namespace owning it.
+	// The network namespace is never made here: the default network mode
+	// needs none where seccomp is available (confine.Policy.NetNamespace).
+	NS, UserNS bool
+}
+
+var (
+	mu      sync.Mutex
+	started *Helper
+)
+
+func init() {
+	if v, _ := syscall.Getenv(helperEnv); v != "" {
+		return // this is the helper
+	}
+	if v, _ := syscall.Getenv(testCap); v != "" {
+		return // the test caps change what the sandbox does: no guessing
+	}
+	if !Wanted(cmdline()) {
+		return
+	}
+	ns, userns := Predict()
+	if !ns && landlockABI() <= 0 {
+		return // nothing would confine the command: no helper runs
+	}
+	started = start(ns, userns)
+}
+
+// Take returns the helper started at init, once; nil when none was.
+func Take() *Helper {
+	mu.Lock()
+	defer mu.Unlock()
+	h := started
+	started = nil
+	return h
+}
+
+// Wanted reports whether a command line (program name first) runs
+// `agent sandbox run` in a mode that confines: the words after the program
+// are "sandbox run", and the flags before "--" neither ask for help nor set
+// --mode danger-full-access. A line it misjudges costs a helper started in
+// vain, or none started early: the command itself is not changed.
+func Wanted(args []string) bool {
+	if len(args) < 3 || args[1] != "sandbox" || args[2] != "run" {
+		return false
+	}
+	for i := 3; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return true
+		case a == "-h" || a == "-help" || a == "--help":
+			return false
+		case a == "--mode" || a == "-mode":
+			if i+1 < len(args) && args[i+1] == "danger-full-access" {
+				return false
+			}
+			i++
+		case a == "--mode=danger-full-access" || a == "-mode=danger-full-access":
+			return false
+		}
+	}
+	return true
+}
+
+// cmdline reads this process's arguments.
+func cmdline() []string {
+	fd, err := syscall.Open("/proc/self/cmdline", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer syscall.Close(fd)
+	var buf []byte
+	chunk := make([]byte, 4096)
+	for len(buf) < 1<<20 {
+		n, err := syscall.Read(fd, chunk)
+		if n <= 0 || err != nil {
+			break
+		}
+		buf = append(buf, chunk[:n]...)
+	}
+	var args []string
+	for len(buf) > 0 {
+		i := 0
+		for i < len(buf) && buf[i] != 0 {
+			i++
+		}
+		args = append(args, string(buf[:i]))
+		if i == len(buf) {
+			break
+		}
+		buf = buf[i+1:]
+	}
+	return args
+}
+
+// Predict says which namespaces a spawn of the sandbox package starts its
+// helper in on this machine, as it decides before its first spawn: a mount
+// namespace unless the system settings refuse user namespaces to this
+// user, owned by a new user namespace unless the agent is root holding
+// CAP_SYS_ADMIN.
+func Predict() (ns, userns bool) {
+	if mountsAllowed() {
+		return true, false
+	}
+	if readSetting("/proc/sys/user/max_user_namespaces") == "0" {
+		return false, false
+	}
+	if syscall.Geteuid() != 0 {
+		if readSetting("/proc/sys/kernel/unprivileged_userns_clone") == "0" ||
+			readSetting("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1" {
+			return false, false
+		}
+	}
+	return true, true
+}
+
+// mountsAllowed: root holding CAP_SYS_ADMIN in its effective set.
+func mountsAllowed() bool {
+	if syscall.Geteuid() != 0 {
+		return false
+	}
+	hdr := struct {
+		version uint32
+		pid     int32
+	}{0x20080522, 0} // _LINUX_CAPABILITY_VERSION_3
+	var data [2]struct{ effective, permitted, inheritable uint32 }
+	if _, _, e := syscall.RawSyscall(syscall.SYS_CAPGET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+		return false
+	}
+	return data[capSysAdmin/32].effective&(1<<(capSysAdmin%32)) != 0
+}
+
+// readSetting reads a small /proc/sys file, without its newline.
+func readSetting(p string) string {
+	fd, err := syscall.Open(p, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return ""
+	}
+	defer syscall.Close(fd)
+	var b [32]byte
+	n, _ := syscall.Read(fd, b[:])
+	for n > 0 && (b[n-1] == '\n' || b[n-1] == ' ') {
+		n--
+	}
+	if n < 0 {
+		n = 0
+	}
+	return string(b[:n])
+}
+
+func landlockABI() int {
+	r, _, e := syscall.RawSyscall(sysLandlockCreateRuleset, 0, 0, landlockRulesetVersion)
+	if e != 0 {
+		return 0
+	}
+	return int(r)
+}
+
+// start starts the helper as the sandbox package would (its helperFor):
+// its streams are the agent's stdin and stdout and a pipe for stderr, read
+// by the agent, which keeps its end to recognise refusals. Nil on any
+// failure: the sandbox package then starts one itself, and reports what
+// fails.
+func start(ns, userns bool) *Helper {
+	var policy, status, stderr [2]int
+	if syscall.Pipe2(policy[:], syscall.O_CLOEXEC) != nil {
+		return nil
+	}
+	if syscall.Pipe2(status[:], syscall.O_CLOEXEC) != nil {
+		closeAll(policy[:])
+		return nil
+	}
+	if syscall.Pipe2(stderr[:], syscall.O_CLOEXEC) != nil {
+		closeAll(policy[:], status[:])
+		return nil
+	}
+	sys := &syscall.SysProcAttr{Setsid: true}
+	if ns {
+		sys.Cloneflags = syscall.CLONE_NEWNS
+		if userns {
+			sys.Cloneflags |= syscall.CLONE_NEWUSER
+			sys.AmbientCaps = []uintptr{capSysAdmin, capNetAdmin, capSetPcap}
+		}
+	}
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{"agent-sandbox"}, &syscall.ProcAttr{
+		Env:   []string{helperEnv + "=1", "GOMAXPROCS=1", "GOGC=off"},
+		Files: []uintptr{0, 1, uintptr(stderr[1]), uintptr(policy[0]), uintptr(status[1])},
+		Sys:   sys,
+	})
+	syscall.Close(policy[0])
+	syscall.Close(status[1])
+	syscall.Close(stderr[1])
+	if err != nil {
+		closeAll([]int{policy[1], status[0], stderr[0]})
+		return nil
+	}
+	return &Helper{Pid: pid, PolicyW: policy[1], StatusR: status[0], StderrR: stderr[0], NS: ns, UserNS: ns && userns}
+}
+
+func closeAll(fds ...[]int) {
+	for _, f := range fds {
+		for _, fd := range f {
+			syscall.Close(fd)
+		}
+	}
+}
