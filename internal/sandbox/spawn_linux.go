@@ -224,7 +224,7 @@ type Early struct {
 	h      *helperStart
 	pid    int
 	used   bool
-	proc   chan *os.Process // os.FindProcess's, made in the background
+	proc   *os.Process
 	stderr *os.File
 	copied chan struct{} // closed when the helper's stderr is copied out
 	ctx    context.Context
@@ -242,7 +242,7 @@ func AdoptEarly(ctx context.Context, stderr io.Writer) *Early {
 	if eh == nil {
 		return nil
 	}
-	e := &Early{pid: eh.Pid, proc: make(chan *os.Process, 1), copied: make(chan struct{}), ctx: ctx}
+	e := &Early{pid: eh.Pid, copied: make(chan struct{}), ctx: ctx}
 	e.h = &helperStart{early: e, policyW: os.NewFile(uintptr(eh.PolicyW), "policy"), statusR: os.NewFile(uintptr(eh.StatusR), "status"),
 		ns: eh.NS, userns: eh.UserNS}
 	// Non-blocking, so that closing it ends the copy's read (a process the
@@ -253,16 +253,13 @@ func AdoptEarly(ctx context.Context, stderr io.Writer) *Early {
 		defer close(e.copied)
 		io.Copy(stderr, e.stderr)
 	}()
-	// The process handle: os checks once per process whether pidfds work,
-	// by starting a throwaway child; begun now, it is done by the time the
-	// command has run.
-	go func() {
-		p, err := os.FindProcess(e.pid)
-		if err != nil {
-			p = nil
-		}
-		e.proc <- p
-	}()
+	// The process handle by pid, as os.FindProcess makes one where pidfds
+	// are not available (newPIDProcess): it waits with wait4 and signals by
+	// pid, which cannot be reused before this process, its parent, has
+	// waited. os.FindProcess would first check, once per process, that
+	// pidfds work, by starting a throwaway child: a process start more
+	// (docs/performance.md, "Sandbox").
+	e.proc = &os.Process{Pid: e.pid}
 	return e
 }
 
@@ -282,12 +279,7 @@ func (e *Early) wait() error {
 		time.AfterFunc(waitDelay, func() { syscall.Kill(-e.pid, syscall.SIGKILL) })
 	})
 	defer stop()
-	p := <-e.proc
-	if p == nil {
-		e.err = fmt.Errorf("waiting for the sandbox helper (pid %d): no process handle", e.pid)
-		return e.err
-	}
-	e.state, e.err = p.Wait()
+	e.state, e.err = e.proc.Wait()
 	select {
 	case <-e.copied:
 	case <-time.After(waitDelay):
