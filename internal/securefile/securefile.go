@@ -101,7 +101,7 @@ func EnsureDir(dir string) error {
 		return fmt.Errorf("%s: not a directory", dir)
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
-		if !ownedByMe(fi) {
+		if !OwnedByMe(fi) {
 			return fmt.Errorf("%s: %w: mode %04o and owned by another user", dir, ErrInsecure, fi.Mode().Perm())
 		}
 		if err := os.Chmod(dir, 0o700); err != nil {
@@ -250,7 +250,7 @@ func ReadSecret(path string, max int64) ([]byte, error) {
 	if fi.Mode().Perm()&0o077 != 0 {
 		return nil, fmt.Errorf("%s: %w: mode %04o, want 0600 (run: chmod 600 %s)", path, ErrInsecure, fi.Mode().Perm(), path)
 	}
-	if !ownedByMe(fi) {
+	if !OwnedByMe(fi) {
 		return nil, fmt.Errorf("%s: %w: owned by another user", path, ErrInsecure)
 	}
 	return readLimited(f, path, fi.Size(), max)
@@ -282,7 +282,9 @@ func readLimited(f *os.File, path string, size, max int64) ([]byte, error) {
 	return data, nil
 }
 
-func ownedByMe(fi fs.FileInfo) bool {
+// OwnedByMe reports whether this process's effective user owns the file
+// (true where the system does not say).
+func OwnedByMe(fi fs.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return true
