@@ -453,8 +453,9 @@ func (b *Box) policyPaths(p *Policy, prof Profile, useNS bool) {
 		}
 	}
 	write = append(write, prof.Write...)
-	p.Write = realPaths(write)
-	p.AllowRead = realPaths(prof.AllowRead)
+	r := resolver{}
+	p.Write = r.paths(write)
+	p.AllowRead = r.paths(prof.AllowRead)
 	var deny []string
 	for _, d := range DefaultDenyRead {
 		deny = append(deny, filepath.Join(b.opts.Home, d))
@@ -462,7 +463,7 @@ func (b *Box) policyPaths(p *Policy, prof Profile, useNS bool) {
 	deny = append(deny, SandboxDir(b.opts.Home))
 	deny = append(deny, b.opts.RunDirs...)
 	deny = append(deny, prof.DenyRead...)
-	for _, d := range realPaths(deny) {
+	for _, d := range r.paths(deny) {
 		if withinAny(d, p.AllowRead) {
 			continue // re-opened by allowRead
 		}
@@ -476,26 +477,50 @@ func (b *Box) policyPaths(p *Policy, prof Profile, useNS bool) {
 	}
 }
 
-// realPaths resolves links in the paths that exist and drops those that
-// do not (a missing path grants or denies nothing; settings diagnostics
+// resolver resolves links as filepath.EvalSymlinks does, remembering what
+// it found of every folder on the way: the paths of one policy share most
+// of their folders (the home, ~/.agent/sandbox), which EvalSymlinks would
+// look at again for each (docs/performance.md, "Sandbox"). An entry is the
+// real path, or "" for a path that does not exist.
+type resolver map[string]string
+
+// paths resolves the absolute paths of ps that exist, and drops the
+// others (a missing path grants or denies nothing; settings diagnostics
 // name them).
-func realPaths(ps []string) []string {
+func (r resolver) paths(ps []string) []string {
 	out := make([]string, 0, len(ps))
 	for _, p := range ps {
 		if p == "" || !filepath.IsAbs(p) {
 			continue
 		}
-		// Most of the denied paths do not exist in a given home: one
-		// Lstat says so, where EvalSymlinks would look at every folder
-		// on the way. What Lstat cannot reach, EvalSymlinks cannot either.
-		if _, err := os.Lstat(p); err != nil {
-			continue
-		}
-		if real, err := filepath.EvalSymlinks(p); err == nil {
+		if real, ok := r.real(filepath.Clean(p)); ok {
 			out = append(out, real)
 		}
 	}
 	return out
+}
+
+// real resolves the clean absolute path p: its folder first (remembered),
+// then its last element, which a link sends to EvalSymlinks.
+func (r resolver) real(p string) (string, bool) {
+	if p == "/" {
+		return p, true
+	}
+	if v, ok := r[p]; ok {
+		return v, v != ""
+	}
+	var out string
+	if dir, ok := r.real(filepath.Dir(p)); ok {
+		cand := filepath.Join(dir, filepath.Base(p))
+		if fi, err := os.Lstat(cand); err == nil {
+			out = cand
+			if fi.Mode()&fs.ModeSymlink != 0 {
+				out, _ = filepath.EvalSymlinks(cand)
+			}
+		}
+	}
+	r[p] = out
+	return out, out != ""
 }
 
 // Report is what Finish found: the refusals recognised in the output and

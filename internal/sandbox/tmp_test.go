@@ -122,3 +122,50 @@ func TestTmpSpares(t *testing.T) {
 		})
 	}
 }
+
+// TestResolverAgreesWithEvalSymlinks: the remembering resolver gives what
+// filepath.EvalSymlinks gives, for paths through links, to links, to
+// missing targets and in loops, asked in any order.
+func TestResolverAgreesWithEvalSymlinks(t *testing.T) {
+	root, _ := filepath.EvalSymlinks(t.TempDir())
+	mk := func(rel string) { os.MkdirAll(filepath.Join(root, rel), 0o755) }
+	link := func(target, rel string) { os.Symlink(target, filepath.Join(root, rel)) }
+	mk("home/.agent/sandbox/tmp/run-1")
+	mk("home/.agent/sandbox/cache/abc")
+	mk("real/ws")
+	os.WriteFile(filepath.Join(root, "real/ws/file"), []byte("x"), 0o644)
+	link(filepath.Join(root, "real"), "home/proj")          // a folder link
+	link("../real/ws/file", "home/file-link")               // a relative link to a file
+	link(filepath.Join(root, "missing"), "home/dangling")   // a link to nothing
+	link(filepath.Join(root, "home/loop-b"), "home/loop-a") // a loop
+	link(filepath.Join(root, "home/loop-a"), "home/loop-b")
+	link("proj/ws", "home/chain") // a link through a link
+	paths := []string{
+		"home/.agent/sandbox/tmp/run-1", "home/.agent/sandbox/cache/abc", "home/.agent", "home/.ssh",
+		"home/proj/ws", "home/proj/ws/file", "home/proj/nothing", "home/file-link", "home/dangling",
+		"home/dangling/below", "home/loop-a", "home/loop-a/x", "home/chain", "home/chain/file",
+		"home/.agent/../proj/ws", "home", "",
+	}
+	for _, order := range [][]string{paths, reversed(paths)} {
+		r := resolver{}
+		for _, rel := range order {
+			p := filepath.Join(root, rel)
+			want, werr := filepath.EvalSymlinks(p)
+			got, ok := r.real(filepath.Clean(p))
+			if ok != (werr == nil) || ok && got != want {
+				t.Errorf("%s: resolver %q %v, EvalSymlinks %q %v", rel, got, ok, want, werr)
+			}
+		}
+	}
+	if got := (resolver{}).paths([]string{"relative", "", filepath.Join(root, "home/.ssh"), filepath.Join(root, "home/proj")}); len(got) != 1 || got[0] != filepath.Join(root, "real") {
+		t.Errorf("paths: %q", got)
+	}
+}
+
+func reversed(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
+	}
+	return out
+}
