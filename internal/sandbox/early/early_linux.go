@@ -1,6 +1,7 @@
 package early
 
 import (
+	"os"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -43,7 +44,7 @@ func init() {
 	if v, _ := syscall.Getenv(testCap); v != "" {
 		return // the test caps change what the sandbox does: no guessing
 	}
-	if !Wanted(cmdline()) {
+	if !Wanted(os.Args) {
 		return
 	}
 	ns, userns := Predict()
@@ -88,37 +89,6 @@ func Wanted(args []string) bool {
 		}
 	}
 	return true
-}
-
-// cmdline reads this process's arguments.
-func cmdline() []string {
-	fd, err := syscall.Open("/proc/self/cmdline", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil
-	}
-	defer syscall.Close(fd)
-	var buf []byte
-	chunk := make([]byte, 4096)
-	for len(buf) < 1<<20 {
-		n, err := syscall.Read(fd, chunk)
-		if n <= 0 || err != nil {
-			break
-		}
-		buf = append(buf, chunk[:n]...)
-	}
-	var args []string
-	for len(buf) > 0 {
-		i := 0
-		for i < len(buf) && buf[i] != 0 {
-			i++
-		}
-		args = append(args, string(buf[:i]))
-		if i == len(buf) {
-			break
-		}
-		buf = buf[i+1:]
-	}
-	return args
 }
 
 // Predict says which namespaces a spawn of the sandbox package starts its

@@ -2,7 +2,6 @@ package early
 
 import (
 	"os"
-	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -58,13 +57,6 @@ func FuzzWanted(f *testing.F) {
 			t.Fatalf("Wanted(%q) for another command", args)
 		}
 	})
-}
-
-// TestCmdline: /proc/self/cmdline gives the arguments os.Args has.
-func TestCmdline(t *testing.T) {
-	if got := cmdline(); !reflect.DeepEqual(got, os.Args) {
-		t.Fatalf("cmdline() = %q, os.Args = %q", got, os.Args)
-	}
 }
 
 // TestSameAsTheHelper: the descriptors and the marker this package starts
