@@ -15,9 +15,14 @@
 // command. A failure before the exec is written on the status pipe and the
 // command never runs; the caller reports it as a sandbox setup failure and
 // never runs the command unconfined on its own (package confine; Box.Start).
+// agent sandbox run starts its helper earlier still, while the agent
+// initialises (package early); Box.Start takes it through Request.Early
+// when its namespaces fit the policy (AdoptEarly; docs/design.md, "agent
+// sandbox run starts its helper at init").
 //
 // Around the spawn, a Box keeps what one session shares: the private
-// TMPDIR, the private build caches, the environment scrubbing, the guard of
+// TMPDIR (emptied at Close and left as a spare for the next box), the
+// private build caches, the environment scrubbing, the guard of
 // the protected paths (checked after every command, restored and
 // quarantined where the kernel could not refuse a change) and the records.
 //
