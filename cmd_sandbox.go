@@ -231,7 +231,11 @@ func sandboxStartError(e *env, name string, err error) error {
 	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, syscall.ENOENT) {
 		code = exitNotFound
 	}
-	fmt.Fprintf(e.err, "agent sandbox run: %s: %v\n", sanitizeLine(name), sanitizeLine(err.Error()))
+	msg := err.Error()
+	if !strings.HasPrefix(msg, name+": ") {
+		msg = name + ": " + msg // the helper's lookup names the command already
+	}
+	fmt.Fprintf(e.err, "agent sandbox run: %v\n", sanitizeLine(msg))
 	return &exitError{code: code}
 }
 

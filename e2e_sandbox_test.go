@@ -898,7 +898,10 @@ func TestE2ESandboxRunUsage(t *testing.T) {
 		{[]string{"sandbox", "check", "extra"}, 2, "unexpected argument"},
 		{[]string{"sandbox"}, 2, "needs a subcommand"},
 		{[]string{"-p", "hi", "--sandbox", "nope"}, 2, "--sandbox must be"},
-		{[]string{"sandbox", "run", "--", "no-such-command-here"}, exitNotFound, "no-such-command-here"},
+		{[]string{"sandbox", "run", "--", "no-such-command-here"}, exitNotFound,
+			"agent sandbox run: no-such-command-here: executable file not found in $PATH: no such file or directory\n"},
+		{[]string{"sandbox", "run", "--", "./not-here"}, exitNotFound, "agent sandbox run: ./not-here: no such file or directory\n"},
+		{[]string{"sandbox", "run", "--", "/etc/passwd"}, exitNotRunnable, "agent sandbox run: /etc/passwd: permission denied\n"},
 	} {
 		r := s.run("", tc.args...)
 		if r.Code != tc.code || !strings.Contains(r.Stderr, tc.want) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"agent/internal/sandbox/confine"
@@ -174,7 +175,8 @@ func TestBoxCommandNotFound(t *testing.T) {
 		return c
 	}, Request{Profile: Profile{Mode: ReadOnly}})
 	var ce *CommandError
-	if !errors.As(err, &ce) || errors.Is(err, ErrSetup) {
+	if !errors.As(err, &ce) || errors.Is(err, ErrSetup) || !errors.Is(err, syscall.ENOENT) ||
+		err.Error() != "no-such-command-anywhere: executable file not found in $PATH: no such file or directory" {
 		t.Fatalf("%v", err)
 	}
 }

@@ -320,6 +320,28 @@ func (e *Early) discard() {
 	e.h.abandon()
 }
 
+// statusError is the failure a helper reported: its message, which wraps
+// its errno; the errno's text is added only where the message lacks it.
+func statusError(st confine.Status) error {
+	if st.Errno == 0 {
+		return errors.New(st.Msg)
+	}
+	en := syscall.Errno(st.Errno)
+	if st.Msg == en.Error() || strings.HasSuffix(st.Msg, ": "+en.Error()) {
+		return &errnoError{msg: st.Msg, errno: en}
+	}
+	return fmt.Errorf("%s: %w", st.Msg, en)
+}
+
+// errnoError is a message that already says its errno.
+type errnoError struct {
+	msg   string
+	errno syscall.Errno
+}
+
+func (e *errnoError) Error() string { return e.msg }
+func (e *errnoError) Unwrap() error { return e.errno }
+
 // reap waits for a helper that failed or was abandoned.
 func (h *helperStart) reap() {
 	if h.early != nil {
@@ -393,10 +415,7 @@ func (h *helperStart) handOver(pol *Policy) error {
 	if st.OK {
 		return nil
 	}
-	serr := error(errors.New(st.Msg))
-	if st.Errno != 0 {
-		serr = fmt.Errorf("%s: %w", st.Msg, syscall.Errno(st.Errno))
-	}
+	serr := statusError(st)
 	switch st.Stage {
 	case "namespaces":
 		return fmt.Errorf("%w: %v", errNamespaces, serr)
