@@ -340,11 +340,17 @@ func (b *Box) start(build func() *exec.Cmd, req Request, probe bool) (*Run, erro
 			err = h.spawn()
 		}
 		if err == nil {
+			// One look at the protected paths serves the snapshot, the
+			// binds and the git folders.
+			var look Protected
+			if req.Guard && !r.guarded || req.Profile.Mode == WorkspaceWrite {
+				look = b.guard.Look()
+			}
 			if req.Guard && !r.guarded {
-				b.guard.Before()
+				b.guard.BeforeLook(look)
 				r.guarded = true
 			}
-			b.policyPaths(pol, req.Profile, useNS)
+			b.policyPaths(pol, req.Profile, useNS, look)
 			err = h.handOver(pol)
 		} else if h.early != nil {
 			h.abandon() // an early helper whose command could not be described
@@ -441,15 +447,17 @@ func (b *Box) policyHead(prof Profile, sup Support, useNS bool) *Policy {
 }
 
 // policyPaths completes p with the paths of the profile, resolved now:
-// what may be written, what is denied, what the namespaces protect.
-func (b *Box) policyPaths(p *Policy, prof Profile, useNS bool) {
+// what may be written, what is denied, what the namespaces protect (look:
+// the guard's look at the protected paths, taken for a workspace-write
+// profile).
+func (b *Box) policyPaths(p *Policy, prof Profile, useNS bool, look Protected) {
 	write := []string{b.tmp, b.cache}
 	if prof.Mode == WorkspaceWrite {
 		write = append(write, b.opts.Workspace)
 		// git keeps a worktree's (or a subfolder's) repository outside
 		// the workspace: git commit must still work.
-		if gitDir, common := GitDirs(b.opts.Workspace); common != "" {
-			write = append(write, gitDir, common)
+		if look.Common != "" {
+			write = append(write, look.GitDir, look.Common)
 		}
 	}
 	write = append(write, prof.Write...)
@@ -473,7 +481,7 @@ func (b *Box) policyPaths(p *Policy, prof Profile, useNS bool) {
 		}
 	}
 	if useNS && prof.Mode == WorkspaceWrite {
-		p.Protected = b.guard.ProtectedNow()
+		p.Protected = b.guard.ProtectedNow(look)
 	}
 }
 

@@ -366,3 +366,58 @@ func TestScrubEnv(t *testing.T) {
 		t.Fatalf("%q", set)
 	}
 }
+
+// TestBoxWorktreeGitFolders: in a git worktree, whose git folders lie
+// outside the workspace, a confined git commit still works (the look at
+// the protected paths names them writable), in both tiers; the main
+// checkout's files stay out of reach, and its hooks stay protected.
+func TestBoxWorktreeGitFolders(t *testing.T) {
+	needKernel(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	for _, noNS := range []bool{false, true} {
+		t.Run(map[bool]string{false: "namespaces", true: "landlock and seccomp"}[noNS], func(t *testing.T) {
+			withCaps(t, testCaps{abi: -1, noNamesp: noNS})
+			root, _ := filepath.EvalSymlinks(t.TempDir())
+			home, main, wt := filepath.Join(root, "home"), filepath.Join(root, "main"), filepath.Join(root, "wt")
+			os.MkdirAll(home, 0o755)
+			git := func(dir string, args ...string) {
+				t.Helper()
+				c := exec.Command("git", append([]string{"-C", dir}, args...)...)
+				c.Env = append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1")
+				if out, err := c.CombinedOutput(); err != nil {
+					t.Fatalf("git %v: %v\n%s", args, err, out)
+				}
+			}
+			os.MkdirAll(main, 0o755)
+			git(main, "init", "-q", "-b", "main")
+			git(main, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first")
+			git(main, "worktree", "add", "-q", "-b", "side", wt)
+			b, err := New(Options{Home: home, Workspace: wt, ID: "wt"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			var out strings.Builder
+			run, err := b.Start(func() *exec.Cmd {
+				c := exec.Command("/bin/sh", "-c", `echo x > f && git add f && git -c user.name=t -c user.email=t@t commit -q -m second && echo committed; echo y > "`+main+`/planted"`)
+				c.Dir = wt
+				c.Env = b.Env(append(os.Environ(), "HOME="+home, "GIT_CONFIG_NOSYSTEM=1"), nil)
+				c.Stdout, c.Stderr = &out, &out
+				return c
+			}, Request{Profile: Profile{Mode: WorkspaceWrite}, Guard: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			run.Wait()
+			run.Finish(run.State(), out.String())
+			if !strings.Contains(out.String(), "committed") {
+				t.Fatalf("the commit failed: %s", out.String())
+			}
+			if _, err := os.Stat(filepath.Join(main, "planted")); err == nil {
+				t.Fatal("wrote into the main checkout")
+			}
+		})
+	}
+}

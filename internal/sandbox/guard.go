@@ -118,15 +118,35 @@ func (r Restore) String() string {
 	return s + ")"
 }
 
-// Targets lists what is protected now: the git folder's hooks and
-// configurations (where git keeps them, which for a worktree or a
-// subfolder of a repository is outside the workspace), the hooks folder a
-// configuration names, the submodules' hooks and configurations, and the
-// workspace's own protected paths.
-func (g *Guard) targets() []target {
+// Protected is what a guard protects at one moment (Guard.Look): its
+// targets, and the workspace's git folders they were found from. A spawn
+// looks once and uses the look for the guard's snapshot (BeforeLook), the
+// namespace tier's read-only binds (ProtectedNow) and the git folders it
+// may write (docs/performance.md, "Sandbox").
+type Protected struct {
+	targets        []target
+	GitDir, Common string // GitDirs of the workspace
+}
+
+// Look lists what is protected now.
+func (g *Guard) Look() Protected {
+	var p Protected
+	p.GitDir, p.Common = GitDirs(g.opts.Workspace)
+	p.targets = g.targetsIn(p.GitDir, p.Common)
+	return p
+}
+
+// targets lists what is protected now.
+func (g *Guard) targets() []target { return g.Look().targets }
+
+// targetsIn lists the targets: the git folder's hooks and configurations
+// (where git keeps them, which for a worktree or a subfolder of a
+// repository is outside the workspace), the hooks folder a configuration
+// names, the submodules' hooks and configurations, and the workspace's own
+// protected paths.
+func (g *Guard) targetsIn(gitDir, common string) []target {
 	ws := g.opts.Workspace
 	var ts []target
-	gitDir, common := GitDirs(ws)
 	if common != "" {
 		ts = append(ts, target{filepath.Join(common, "hooks"), tree}, target{filepath.Join(common, "config"), gitConfig},
 			target{filepath.Join(common, "config.worktree"), gitConfig})
@@ -198,12 +218,12 @@ func GitDirs(ws string) (gitDir, common string) {
 	return gitDir, common
 }
 
-// ProtectedNow lists the protected paths that exist now and are not
-// symbolic links: what the namespace tier binds read-only. The git
+// ProtectedNow lists the protected paths of the look that exist now and
+// are not symbolic links: what the namespace tier binds read-only. The git
 // configurations are left out (git writes them in ordinary work).
-func (g *Guard) ProtectedNow() []string {
+func (g *Guard) ProtectedNow(look Protected) []string {
 	var out []string
-	for _, t := range g.targets() {
+	for _, t := range look.targets {
 		if t.kind != tree || g.skipped(t.path) {
 			continue
 		}
@@ -216,11 +236,11 @@ func (g *Guard) ProtectedNow() []string {
 
 func (g *Guard) skipped(p string) bool { return withinAny(p, g.opts.Skip) }
 
-// scan reads the status of every protected path that exists.
-func (g *Guard) scan() map[string]*fstate {
+// scan reads the status of every protected path of ts that exists.
+func (g *Guard) scan(ts []target) map[string]*fstate {
 	cur := map[string]*fstate{}
 	n := 0
-	for _, t := range g.targets() {
+	for _, t := range ts {
 		if g.skipped(t.path) {
 			continue
 		}
@@ -297,14 +317,17 @@ func (g *Guard) forget(s *fstate) {
 // Before takes the protected paths as they are now as the state to keep,
 // unless another confined command is running (whose changes must not
 // become the saved state). Pair it with After.
-func (g *Guard) Before() {
+func (g *Guard) Before() { g.BeforeLook(g.Look()) }
+
+// BeforeLook is Before with a look just taken.
+func (g *Guard) BeforeLook(look Protected) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.active++
 	if g.active > 1 {
 		return
 	}
-	cur := g.scan()
+	cur := g.scan(look.targets)
 	for p, c := range cur {
 		if s := g.saved[p]; s != nil && s.same(c) {
 			continue
@@ -340,7 +363,7 @@ func (g *Guard) Check() []Restore {
 }
 
 func (g *Guard) check() []Restore {
-	cur := g.scan()
+	cur := g.scan(g.targets())
 	paths := make([]string, 0, len(cur)+len(g.saved))
 	for p := range cur {
 		paths = append(paths, p)
