@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"agent/internal/sandbox/confine"
+	"agent/internal/sandbox/early"
 )
 
 // withCaps sets the test cap for one test (AGENT_SANDBOX_TEST_CAP's
@@ -30,7 +31,7 @@ func withCaps(t *testing.T, c testCaps) {
 // CI=true, whose machines can.
 func needKernel(t *testing.T) {
 	t.Helper()
-	if confine.KernelABI() < 6 || !confine.SeccompAvailable() {
+	if early.LandlockABI() < 6 || !confine.SeccompAvailable() {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("the CI machine should have Landlock ABI 6 and seccomp")
 		}

@@ -53,14 +53,11 @@ var warmProcessStart = sync.OnceFunc(func() {
 // asked for), and it needs no ID maps (docs/design.md, "Namespaces as
 // root"). Root in a container without the capability takes the user
 // namespace's way, as anyone else.
-var mountsAllowed = sync.OnceValue(canMount)
+var mountsAllowed = sync.OnceValue(early.MountsAllowed)
 
 // NoUserNamespace reports whether spawns here make their namespaces without
 // a user namespace (root holding CAP_SYS_ADMIN), for agent sandbox check.
 func NoUserNamespace() bool { return mountsAllowed() }
-
-// canMount: root with CAP_SYS_ADMIN in its effective set.
-func canMount() bool { return os.Geteuid() == 0 && confine.HasEffectiveCap(capSysAdmin) }
 
 // Detect says what this machine offers without starting anything: the
 // Landlock ABI and seccomp are asked of the kernel; namespaces are known
@@ -68,7 +65,7 @@ func canMount() bool { return os.Geteuid() == 0 && confine.HasEffectiveCap(capSy
 // them are read at once).
 func Detect() Support {
 	c := currentCaps()
-	s := Support{KernelABI: confine.KernelABI(), Arch: runtime.GOARCH}
+	s := Support{KernelABI: early.LandlockABI(), Arch: runtime.GOARCH}
 	s.ABI = s.KernelABI
 	if c.abi >= 0 && c.abi < s.ABI {
 		s.ABI = c.abi
@@ -88,33 +85,10 @@ func Detect() Support {
 	return s
 }
 
-// namespacesRefused reads the system settings that refuse unprivileged
-// user namespaces.
-func namespacesRefused() string {
-	read := func(p string) string {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return ""
-		}
-		return strings.TrimSpace(string(b))
-	}
-	if mountsAllowed() {
-		return "" // no user namespace needed
-	}
-	if read("/proc/sys/user/max_user_namespaces") == "0" {
-		return "user namespaces are switched off (user.max_user_namespaces is 0)"
-	}
-	if os.Geteuid() == 0 {
-		return ""
-	}
-	if read("/proc/sys/kernel/unprivileged_userns_clone") == "0" {
-		return "unprivileged user namespaces are switched off (kernel.unprivileged_userns_clone is 0)"
-	}
-	if read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1" {
-		return "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns is 1)"
-	}
-	return ""
-}
+// namespacesRefused says which system setting refuses the user namespace
+// a spawn needs ("" when none does): early's reading, which the helper
+// started at init goes by too.
+func namespacesRefused() string { return early.NamespacesRefused() }
 
 // helperStart is a helper being started for a command: the command's
 // exec.Cmd turned into the helper's (prepareHelper, helperFor), with the

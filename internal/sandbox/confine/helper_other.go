@@ -7,8 +7,5 @@ package confine
 // IsHelper is false off Linux.
 func IsHelper() bool { return false }
 
-// KernelABI is 0 off Linux.
-func KernelABI() int { return 0 }
-
 // SeccompAvailable is false off Linux.
 func SeccompAvailable() bool { return false }

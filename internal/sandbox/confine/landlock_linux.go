@@ -14,19 +14,8 @@ const (
 	sysLandlockAddRule       = 445
 	sysLandlockRestrictSelf  = 446
 
-	llCreateRulesetVersion = 1 << 0
-	llRulePathBeneath      = 1
+	llRulePathBeneath = 1
 )
-
-// KernelABI asks the kernel for its Landlock ABI; 0 when Landlock is
-// missing or disabled.
-func KernelABI() int {
-	r, _, e := syscall.RawSyscall(sysLandlockCreateRuleset, 0, 0, llCreateRulesetVersion)
-	if e != 0 {
-		return 0
-	}
-	return int(r)
-}
 
 // applyLandlock restricts the calling thread (and what it execs) to the
 // policy's rules, handling exactly the rights the ABI knows, so that an

@@ -40,17 +40,6 @@ type capHeader struct {
 
 type capData [2]struct{ effective, permitted, inheritable uint32 }
 
-// HasEffectiveCap reports whether the calling thread holds capability c
-// in its effective set.
-func HasEffectiveCap(c int) bool {
-	hdr := capHeader{linuxCapVersion3, 0}
-	var data capData
-	if _, _, e := syscall.RawSyscall(syscall.SYS_CAPGET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
-		return false
-	}
-	return c >= 0 && c < 64 && data[c/32].effective&(1<<(c%32)) != 0
-}
-
 // dropCapabilities empties the ambient, bounding, effective, permitted and
 // inheritable sets of the calling thread, so that even a command run as
 // root (or as root of the user namespace) gains nothing at exec and cannot

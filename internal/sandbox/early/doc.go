@@ -12,4 +12,8 @@
 // for the sandbox package, which uses it when its policy needs those
 // namespaces and ends it otherwise (docs/design.md, "agent sandbox run
 // starts its helper at init").
+//
+// The package also holds the probes of what the machine offers that need
+// nothing but syscall (LandlockABI, MountsAllowed, NamespacesRefused), so
+// that the early start and the sandbox package's spawns decide alike.
 package early

@@ -7,8 +7,10 @@ import (
 	"unsafe"
 )
 
-// These match the helper's side (confine.EnvVar, PolicyFD, StatusFD) and
-// the capability numbers of the sandbox package; a test holds them equal.
+// helperEnv and the descriptors start gives the helper (the policy on 3,
+// the status on 4) are the helper's (confine.EnvVar, PolicyFD, StatusFD),
+// which TestSameAsTheHelper holds; the capabilities are
+// linux/capability.h's.
 const (
 	helperEnv = "AGENT_SANDBOX_HELPER"
 	testCap   = "AGENT_SANDBOX_TEST_CAP"
@@ -48,7 +50,7 @@ func init() {
 		return
 	}
 	ns, userns := Predict()
-	if !ns && landlockABI() <= 0 {
+	if !ns && LandlockABI() <= 0 {
 		return // nothing would confine the command: no helper runs
 	}
 	started = start(ns, userns)
@@ -94,38 +96,54 @@ func Wanted(args []string) bool {
 // Predict says which namespaces a spawn of the sandbox package starts its
 // helper in on this machine, as it decides before its first spawn: a mount
 // namespace unless the system settings refuse user namespaces to this
-// user, owned by a new user namespace unless the agent is root holding
-// CAP_SYS_ADMIN.
+// user (NamespacesRefused), owned by a new user namespace unless the agent
+// is root holding CAP_SYS_ADMIN (MountsAllowed).
 func Predict() (ns, userns bool) {
-	if mountsAllowed() {
-		return true, false
-	}
-	if readSetting("/proc/sys/user/max_user_namespaces") == "0" {
+	if NamespacesRefused() != "" {
 		return false, false
 	}
-	if syscall.Geteuid() != 0 {
-		if readSetting("/proc/sys/kernel/unprivileged_userns_clone") == "0" ||
-			readSetting("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1" {
-			return false, false
-		}
-	}
-	return true, true
+	return true, !MountsAllowed()
 }
 
-// mountsAllowed: root holding CAP_SYS_ADMIN in its effective set.
-func mountsAllowed() bool {
-	if syscall.Geteuid() != 0 {
-		return false
-	}
+// MountsAllowed reports whether this process may make mount and network
+// namespaces without a user namespace: root holding CAP_SYS_ADMIN in its
+// effective set (docs/design.md, "Namespaces as root").
+func MountsAllowed() bool { return syscall.Geteuid() == 0 && HasEffectiveCap(capSysAdmin) }
+
+// HasEffectiveCap reports whether the calling thread holds capability c in
+// its effective set (capget, linux/capability.h version 3: two words per
+// set).
+func HasEffectiveCap(c int) bool {
 	hdr := struct {
 		version uint32
 		pid     int32
-	}{0x20080522, 0} // _LINUX_CAPABILITY_VERSION_3
+	}{0x20080522, 0}
 	var data [2]struct{ effective, permitted, inheritable uint32 }
 	if _, _, e := syscall.RawSyscall(syscall.SYS_CAPGET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
 		return false
 	}
-	return data[capSysAdmin/32].effective&(1<<(capSysAdmin%32)) != 0
+	return c >= 0 && c < 64 && data[c/32].effective&(1<<(c%32)) != 0
+}
+
+// NamespacesRefused says which system setting refuses this user the user
+// namespace a spawn needs; "" when none does (or none is needed).
+func NamespacesRefused() string {
+	if MountsAllowed() {
+		return "" // no user namespace needed
+	}
+	if readSetting("/proc/sys/user/max_user_namespaces") == "0" {
+		return "user namespaces are switched off (user.max_user_namespaces is 0)"
+	}
+	if syscall.Geteuid() == 0 {
+		return ""
+	}
+	if readSetting("/proc/sys/kernel/unprivileged_userns_clone") == "0" {
+		return "unprivileged user namespaces are switched off (kernel.unprivileged_userns_clone is 0)"
+	}
+	if readSetting("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == "1" {
+		return "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns is 1)"
+	}
+	return ""
 }
 
 // readSetting reads a small /proc/sys file, without its newline.
@@ -146,7 +164,9 @@ func readSetting(p string) string {
 	return string(b[:n])
 }
 
-func landlockABI() int {
+// LandlockABI asks the kernel for its Landlock ABI; 0 when Landlock is
+// missing or disabled.
+func LandlockABI() int {
 	r, _, e := syscall.RawSyscall(sysLandlockCreateRuleset, 0, 0, landlockRulesetVersion)
 	if e != 0 {
 		return 0

@@ -68,16 +68,6 @@ func TestSameAsTheHelper(t *testing.T) {
 	}
 }
 
-// TestMountsAllowed agrees with the helper's capability check (itself
-// tested against /proc/self/status): root holding CAP_SYS_ADMIN in its
-// effective set.
-func TestMountsAllowed(t *testing.T) {
-	want := os.Geteuid() == 0 && confine.HasEffectiveCap(capSysAdmin)
-	if got := mountsAllowed(); got != want {
-		t.Fatalf("mountsAllowed() = %v, confine.HasEffectiveCap says %v", got, want)
-	}
-}
-
 // TestStartedHelper: the helper started here reads its policy on its pipe
 // and reports on its status pipe; given none, it says so there, writes
 // nothing on the stderr pipe and ends with 125. Its namespaces are those

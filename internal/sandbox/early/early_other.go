@@ -17,3 +17,15 @@ func Wanted([]string) bool { return false }
 
 // Predict is false off Linux.
 func Predict() (ns, userns bool) { return false, false }
+
+// MountsAllowed is false off Linux.
+func MountsAllowed() bool { return false }
+
+// HasEffectiveCap is false off Linux.
+func HasEffectiveCap(int) bool { return false }
+
+// NamespacesRefused says there are none off Linux.
+func NamespacesRefused() string { return "not on Linux" }
+
+// LandlockABI is 0 off Linux.
+func LandlockABI() int { return 0 }

@@ -1,4 +1,4 @@
-package confine
+package early
 
 import (
 	"os"
