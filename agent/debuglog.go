@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"agent/internal/quote"
 	"agent/internal/securefile"
 )
 
@@ -20,8 +21,12 @@ import (
 // bounded: past maxDebugLog bytes one line says so and the rest is
 // dropped.
 
-// maxDebugLog bounds a session's debug log.
-const maxDebugLog = 4 << 20
+// maxDebugLog bounds a session's debug log (across its resumptions), and
+// maxDebugLine one line's message.
+const (
+	maxDebugLog  = 4 << 20
+	maxDebugLine = 4 << 10
+)
 
 // DebugLogPath is where the session id's debug log is.
 func DebugLogPath(home, id string) string { return filepath.Join(SessionsDir(home), id+".debug.log") }
@@ -36,8 +41,8 @@ type debugLog struct {
 	now     func() time.Time
 }
 
-// newDebugLog returns the log of session id under home; nil home keeps no
-// log (a session without transcript).
+// newDebugLog returns the log of session id under home; an empty home
+// keeps no log (a session without transcript).
 func newDebugLog(home, id string) *debugLog {
 	l := &debugLog{now: time.Now}
 	if home == "" {
@@ -59,13 +64,17 @@ func (l *debugLog) Logf(source, format string, args ...any) {
 	if l == nil {
 		return
 	}
-	msg := strconv.Quote(fmt.Sprintf(format, args...))
-	line := l.now().UTC().Format(time.RFC3339Nano) + " " + source + " " + msg[1:len(msg)-1] + "\n"
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.failed {
-		return
+		return // nothing formatted for a log that keeps nothing
 	}
+	text := fmt.Sprintf(format, args...)
+	if len(text) > maxDebugLine {
+		text = quote.PrefixN(text, maxDebugLine) + "…"
+	}
+	msg := strconv.Quote(text)
+	line := l.now().UTC().Format(time.RFC3339Nano) + " " + source + " " + msg[1:len(msg)-1] + "\n"
 	if l.w == nil {
 		w, err := l.open()
 		if err != nil {
@@ -73,6 +82,12 @@ func (l *debugLog) Logf(source, format string, args ...any) {
 			return
 		}
 		l.w = w
+		// A resumed session appends: the bound counts what is there.
+		if f, ok := w.(interface{ Stat() (os.FileInfo, error) }); ok {
+			if fi, err := f.Stat(); err == nil {
+				l.written = int(fi.Size())
+			}
+		}
 	}
 	if l.written+len(line) > maxDebugLog {
 		io.WriteString(l.w, l.now().UTC().Format(time.RFC3339Nano)+" agent the debug log reached its bound; later lines are dropped\n") //nolint:errcheck // best effort

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"agent/internal/quote"
 	"agent/mcp"
 )
 
@@ -155,7 +156,7 @@ func renderPrompt(msgs []mcp.PromptMessage) string {
 	}
 	s := b.String()
 	if len(s) > maxMCPResult {
-		s = s[:maxMCPResult] + fmt.Sprintf("\n[the prompt was cut at %d bytes]", maxMCPResult)
+		s = quote.PrefixN(s, maxMCPResult) + fmt.Sprintf("\n[the prompt was cut at %d bytes]", maxMCPResult)
 	}
 	return s
 }

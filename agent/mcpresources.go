@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"agent/agent/tools"
+	"agent/internal/quote"
 	"agent/mcp"
 	"agent/mcp/jsonrpc"
 	"agent/providers"
@@ -144,7 +145,7 @@ func readResource(ctx context.Context, m *mcp.Manager, server, uri string, limit
 	}
 	out := b.String()
 	if len(out) > limit {
-		out = out[:limit] + fmt.Sprintf("\n[the resource has %d bytes of text; the first %d are shown]", total, limit)
+		out = quote.PrefixN(out, limit) + fmt.Sprintf("\n[the resource has %d bytes of text; the first %d are shown]", total, limit)
 	}
 	return out, nil
 }

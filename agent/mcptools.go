@@ -14,6 +14,7 @@ import (
 
 	"agent/agent/tools"
 	"agent/internal/elicit"
+	"agent/internal/quote"
 	"agent/mcp"
 )
 
@@ -253,7 +254,7 @@ func mcpResult(name string, out mcpOutcome, limit time.Duration) tools.Result {
 	}
 	text := b.String()
 	if len(text) > maxMCPResult {
-		text = text[:maxMCPResult] + fmt.Sprintf("\n[output truncated at %d bytes]", maxMCPResult)
+		text = quote.PrefixN(text, maxMCPResult) + fmt.Sprintf("\n[output truncated at %d bytes]", maxMCPResult)
 	}
 	return tools.Result{Content: text, IsError: out.res.IsError}
 }

@@ -98,7 +98,10 @@ func (c *Client) ListResources(ctx context.Context) ([]Resource, error) {
 			out = append(out, r)
 		}
 	})
-	return out, err
+	if err != nil {
+		return nil, err // no half list
+	}
+	return out, nil
 }
 
 // ListResourceTemplates fetches resources/templates/list. A server that
@@ -114,7 +117,10 @@ func (c *Client) ListResourceTemplates(ctx context.Context) ([]ResourceTemplate,
 	if errors.As(err, &pe) && pe.Code == jsonrpc.CodeMethodNotFound {
 		return nil, nil
 	}
-	return out, err
+	if err != nil {
+		return nil, err // no half list
+	}
+	return out, nil
 }
 
 // ReadResource reads one resource (resources/read). The answer is bounded
@@ -146,7 +152,10 @@ func (c *Client) ListPrompts(ctx context.Context) ([]Prompt, error) {
 			out = append(out, p)
 		}
 	})
-	return out, err
+	if err != nil {
+		return nil, err // no half list
+	}
+	return out, nil
 }
 
 // GetPrompt fetches one prompt with its arguments (prompts/get).

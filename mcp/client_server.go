@@ -102,7 +102,7 @@ func (c *Client) elicit(ctx context.Context, params json.RawMessage) (any, error
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, invalidParams("elicitation/create: %v", err)
 	}
-	req := elicit.Request{Message: p.Message}
+	req := elicit.Request{Message: elicit.CutText(p.Message)}
 	switch p.Mode {
 	case "", string(elicit.ModeForm):
 		req.Mode = elicit.ModeForm

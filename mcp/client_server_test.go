@@ -318,3 +318,13 @@ func TestElicitRequestReachesCallback(t *testing.T) {
 		t.Fatalf("request %+v", r)
 	}
 }
+
+// TestListFailsWhole: a list whose later page fails gives no half list
+// (the manager would keep it as the server's).
+func TestListFailsWhole(t *testing.T) {
+	p := mustPipes(t, fakeConfig{versions: legacyOnly, content: true, failPage2: true}, ClientOptions{})
+	res, err := p.c.ListResources(context.Background())
+	if err == nil || res != nil {
+		t.Fatalf("resources = %+v, %v", res, err)
+	}
+}

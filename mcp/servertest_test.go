@@ -35,6 +35,8 @@ type fakeConfig struct {
 	// and serves the fixed ones of contentRequest.
 	content    bool
 	extraTools []string // raw tool definitions appended to the standard ones
+	// failPage2 answers the second page of resources/list with an error.
+	failPage2 bool
 
 	// Legacy servers and server/discover: "" answers method not found,
 	// "silent" never answers, "empty" answers an empty result.
@@ -352,6 +354,9 @@ func (s *fakeServer) contentRequest(method, cursor string, params json.RawMessag
 	case "resources/list":
 		if cursor == "" {
 			return map[string]any{"resources": []any{map[string]any{"uri": "file:///notes.txt", "name": "notes", "mimeType": "text/plain"}}, "nextCursor": "r2"}, nil
+		}
+		if s.cfg.failPage2 {
+			return nil, &rpcErr{Code: -32603, Message: "the second page is lost"}
 		}
 		return map[string]any{"resources": []any{map[string]any{"uri": "mem://logo", "name": "logo", "mimeType": "image/png"}, map[string]any{"name": "no uri"}}}, nil
 	case "resources/templates/list":

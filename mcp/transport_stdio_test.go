@@ -205,7 +205,7 @@ func TestStdioShutdownEscalates(t *testing.T) {
 	start := time.Now()
 	tr.Close()
 	d := time.Since(start)
-	if d < 600*time.Millisecond || d > 2*time.Second {
+	if d < 600*time.Millisecond || d > 10*time.Second { // the upper bound only catches a wait of another kind; a loaded machine is slow
 		t.Errorf("Close took %v, want about two waits of 300ms", d)
 	}
 	var ee *exec.ExitError

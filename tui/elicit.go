@@ -151,6 +151,18 @@ func (s *state) elicitIntro(r *elicitRun) {
 	})
 }
 
+// isASCII reports whether s is plain ASCII: a host that is not (Cyrillic
+// letters, direction marks) may look like another site's, as a punycode
+// one (xn--) may.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 // elicitURL shows the URL in full with its host, and opens it only on yes
 // (2025-11-25 client/elicitation "Safe URL Handling").
 func (s *state) elicitURL(r *elicitRun) {
@@ -159,7 +171,7 @@ func (s *state) elicitURL(r *elicitRun) {
 		host = u.Hostname()
 	}
 	q := r.req.Message + "\n\n" + r.req.URL + "\n\nSite: " + host
-	if strings.Contains(host, "xn--") {
+	if strings.Contains(host, "xn--") || !isASCII(host) {
 		q += " (an internationalised name: it may imitate another site's)"
 	}
 	q += "\n\nOpen it in your browser? No declines; Ctrl-C cancels."
@@ -233,11 +245,12 @@ func (s *state) elicitField(r *elicitRun) {
 		switch {
 		case r.err != "":
 			t.buf = []rune(r.typed)
+		case has && f.Secret:
+			// Edited from its value, never its bullets; writeOnly makes a
+			// number secret too.
+			t.buf = []rune(fmt.Sprint(cur))
 		case has:
 			t.buf = []rune(f.Show(cur))
-			if f.Secret {
-				t.buf = []rune(cur.(string))
-			}
 		}
 		t.reply = func(text string, ok bool) {
 			r.typed = text

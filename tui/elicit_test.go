@@ -178,9 +178,16 @@ func TestElicitURL(t *testing.T) {
 		}
 		synctest.Wait()
 		mu.Lock()
-		defer mu.Unlock()
 		if len(opened) != 1 || opened[0] != req.URL {
 			t.Fatalf("opened %q", opened)
+		}
+		mu.Unlock()
+		// A host in raw Unicode (a Cyrillic а) is marked the same way.
+		ch = h.ask(context.Background(), elicit.Request{Server: "pay", Mode: elicit.ModeURL, Message: "Again", URL: "https://\u0430pple.example/x", ID: "e2"})
+		h.expect("Site: \u0430pple.example (an internationalised name")
+		h.typ("\r")
+		if res := <-ch; res.Action != elicit.Decline {
+			t.Fatalf("result %+v", res)
 		}
 	})
 }
@@ -309,5 +316,37 @@ func TestQuestionsWhileRunning(t *testing.T) {
 			t.Fatal("Ctrl-C answered yes")
 		}
 		h.expectNot("Open it now?")
+	})
+}
+
+// TestElicitSecretNumber: writeOnly makes any field secret; a secret
+// number with a default, or answered and changed, is edited from its
+// value (it once crashed the UI, which took a secret for text).
+func TestElicitSecretNumber(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := start(t, 80, 24, Options{})
+		schema := `{"type":"object","properties":{"pin":{"type":"integer","writeOnly":true,"default":1234},"rate":{"type":"number","writeOnly":true}}}`
+		ch := h.ask(context.Background(), elicit.Request{Server: "kb", Mode: elicit.ModeForm, Message: "Secrets", Form: form(t, schema)})
+		h.expect("Yes: answer (2 questions)")
+		h.typ("y")
+		h.expect("(1/2): pin")
+		h.expectNot("1234")
+		h.typ("\r")
+		h.expect("(2/2): rate")
+		h.typ("1.5\r")
+		h.expect("Send these answers to MCP server kb?")
+		h.expectNot("1.5")
+		h.typ("\x1b[B\r") // Change the answers
+		h.expect("(1/2): pin")
+		h.typ("\x7f5\r")
+		h.expect("(2/2): rate")
+		h.typ("\r")
+		h.expect("Send these answers")
+		h.typ("\r")
+		res := <-ch
+		want := map[string]any{"pin": int64(1235), "rate": 1.5}
+		if res.Action != elicit.Accept || !reflect.DeepEqual(res.Content, want) {
+			t.Fatalf("result %+v", res)
+		}
 	})
 }

@@ -131,7 +131,8 @@ const (
 	MaxFields  = 64
 	MaxOptions = 256
 	maxSchema  = 256 << 10
-	maxText    = 4 << 10 // a title or description shown; longer ones are cut
+	maxText    = 4 << 10 // a message, title or description shown; longer ones are cut
+	maxLines   = 40      // and taller ones
 )
 
 // SchemaError says why a requestedSchema cannot be rendered; Field is the
@@ -283,11 +284,27 @@ func text(v *strictjson.Value, key string) (string, error) {
 	if x.Kind != strictjson.String {
 		return "", fmt.Errorf("has a %s that is not a string", key)
 	}
-	s := x.Str
-	if len(s) > maxText {
-		s = quote.Prefix(s[:maxText]) + "…"
+	return CutText(x.Str), nil
+}
+
+// CutText is a server's text as a question shows it: at most maxText
+// bytes and maxLines lines, with "…" where it was cut, so that a tall
+// message cannot push the line naming the server off the screen.
+func CutText(s string) string {
+	cut := quote.PrefixN(s, maxText)
+	lines := 0
+	for i := 0; i < len(cut); i++ {
+		if cut[i] == '\n' {
+			if lines++; lines == maxLines {
+				cut = cut[:i]
+				break
+			}
+		}
 	}
-	return s, nil
+	if len(cut) < len(s) {
+		cut += "…"
+	}
+	return cut
 }
 
 func count(v *strictjson.Value, key string) (int, error) {

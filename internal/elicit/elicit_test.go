@@ -275,3 +275,29 @@ func FuzzParseSchema(f *testing.F) {
 		}
 	})
 }
+
+// TestCutText: a server's text is cut to 4 KiB and 40 lines, on a
+// character boundary, and says so; a title over 4 KiB keeps its 4 KiB.
+func TestCutText(t *testing.T) {
+	cases := []struct {
+		name string
+		in   string
+		want string
+	}{
+		{"short", "hello\nworld", "hello\nworld"},
+		{"long", strings.Repeat("é", 3000), strings.Repeat("é", 2048) + "…"},
+		{"tall", strings.Repeat("x\n", 100), strings.TrimSuffix(strings.Repeat("x\n", 40), "\n") + "…"},
+		{"forty lines", strings.Repeat("x\n", 39) + "x", strings.Repeat("x\n", 39) + "x"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := CutText(c.in); got != c.want {
+				t.Errorf("CutText: %d bytes %q…, want %d bytes", len(got), got[:min(40, len(got))], len(c.want))
+			}
+		})
+	}
+	f, err := ParseSchema([]byte(`{"type":"object","properties":{"a":{"type":"string","title":"` + strings.Repeat("t", 5000) + `"}}}`))
+	if err != nil || len(f.Fields[0].Title) != 4096+len("…") {
+		t.Fatalf("title of %d bytes, %v", len(f.Fields[0].Title), err)
+	}
+}

@@ -35,11 +35,15 @@ func Cut(s string) string {
 
 // Prefix is the longest prefix of s of at most Max bytes that does not
 // split a UTF-8 sequence.
-func Prefix(s string) string {
-	if len(s) <= Max {
+func Prefix(s string) string { return PrefixN(s, Max) }
+
+// PrefixN is the longest prefix of s of at most n bytes that does not
+// split a UTF-8 sequence.
+func PrefixN(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	i := Max
+	i := max(n, 0)
 	for i > 0 && !utf8.RuneStart(s[i]) {
 		i--
 	}

@@ -40,3 +40,29 @@ func TestQuotesAreCut(t *testing.T) {
 		})
 	}
 }
+
+// TestPrefixN: a prefix of at most n bytes that never splits a character.
+func TestPrefixN(t *testing.T) {
+	cases := []struct {
+		name string
+		s    string
+		n    int
+		want string
+	}{
+		{"short", "abc", 5, "abc"},
+		{"exact", "abc", 3, "abc"},
+		{"cut", "abcdef", 4, "abcd"},
+		{"before a two-byte character", "ab\u00e9", 3, "ab"},
+		{"after it", "ab\u00e9c", 4, "ab\u00e9"},
+		{"inside a four-byte character", "a\U0001F600", 3, "a"},
+		{"nothing", "abc", 0, ""},
+		{"below nothing", "abc", -1, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := PrefixN(c.s, c.n); got != c.want {
+				t.Errorf("PrefixN(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+			}
+		})
+	}
+}
