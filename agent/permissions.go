@@ -11,6 +11,7 @@ import (
 	"agent/config"
 	"agent/internal/pathglob"
 	"agent/internal/quote"
+	"agent/internal/securefile"
 )
 
 // CheckerOptions configure a Checker. The zero Mode is "default".
@@ -282,7 +283,7 @@ func (c *Checker) pathPatterns(p string) []pathPattern {
 		k++
 	}
 	prefix := "/" + strings.Join(segs[:k], "/")
-	if real, err := tools.RealPath("", prefix); err == nil && real != prefix {
+	if real, err := securefile.RealPath("", prefix); err == nil && real != prefix {
 		out = append(out, newPathPattern(append(pathglob.Split(real), segs[k:]...)))
 	}
 	return out

@@ -60,7 +60,7 @@ func BashProfile(s config.SandboxSettings) sandbox.Profile {
 		p.Mode = sandbox.FullAccess
 	}
 	if p.Mode == sandbox.WorkspaceWrite {
-		p.Write = s.AllowWrite
+		p.Write, p.WriteInside = s.AllowWrite, s.ProjectWrite
 	}
 	if s.LocalBinding && p.Network == sandbox.NetNone {
 		p.Network = sandbox.NetLoopback // binding locally needs a network of its own

@@ -2,10 +2,12 @@ package config
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 
 	"agent/internal/quote"
 	"agent/internal/sandbox"
+	"agent/internal/securefile"
 	"agent/internal/strictjson"
 )
 
@@ -33,10 +35,14 @@ type SandboxSettings struct {
 	Excluded []string
 	// Absolute paths (a "~/" or workspace-relative path expanded).
 	AllowWrite, DenyWrite, AllowRead, DenyRead []string
-	UnixSockets                                []string // network.allowUnixSockets (user only)
-	AllUnixSockets                             bool     // network.allowAllUnixSockets (user only)
-	LocalBinding                               bool     // network.allowLocalBinding (user only)
-	Protected                                  []string // protectedPaths
+	// ProjectWrite are the project files' allowWrite paths: writable only
+	// where their real path lies inside the workspace, which the sandbox
+	// checks again at every spawn (a link made later must not lead out).
+	ProjectWrite   []string
+	UnixSockets    []string // network.allowUnixSockets (user only)
+	AllUnixSockets bool     // network.allowAllUnixSockets (user only)
+	LocalBinding   bool     // network.allowLocalBinding (user only)
+	Protected      []string // protectedPaths
 }
 
 // DefaultSandbox is the sandbox without settings: workspace-write with no
@@ -137,11 +143,14 @@ func (l *loader) sandboxFilesystem(f File, p strictjson.Path, v *strictjson.Valu
 		switch m.Key {
 		case "allowWrite":
 			for i, path := range l.sandboxPaths(f, kp, m.Value, true) {
-				if !user && !within(path, l.opts.Workspace) {
-					l.diag(f.Path, kp.Index(i), "a path outside the workspace is %s", loosenMsg)
-					continue
+				switch {
+				case user:
+					s.AllowWrite = append(s.AllowWrite, path)
+				case !realWithin(path, l.opts.Workspace):
+					l.diag(f.Path, kp.Index(i), "a path outside the workspace (as its links lead) is %s", loosenMsg)
+				default:
+					s.ProjectWrite = append(s.ProjectWrite, path)
 				}
-				s.AllowWrite = append(s.AllowWrite, path)
 			}
 		case "denyWrite":
 			s.DenyWrite = append(s.DenyWrite, l.sandboxPaths(f, kp, m.Value, false)...)
@@ -334,6 +343,13 @@ func parseSandboxProfile(v *strictjson.Value, p strictjson.Path, home, workspace
 }
 
 // within reports whether p is dir or below it.
+// realWithin reports whether p leads inside dir (a real path) as its links
+// resolve; a path that cannot be resolved does not.
+func realWithin(p, dir string) bool {
+	real, err := securefile.RealPath("", filepath.Clean(p))
+	return err == nil && within(real, dir)
+}
+
 func within(p, dir string) bool {
 	return p == dir || dir != "" && strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }

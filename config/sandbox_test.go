@@ -103,10 +103,17 @@ func TestSandboxPaths(t *testing.T) {
 			}, []string{`$.sandbox.filesystem.allowWrite[0]: "/no/such/dir" does not exist; skipped`}},
 		{"a project writes inside the workspace only", files{"project": `{"sandbox":{"filesystem":{"allowWrite":["build","/tmp"]}}}`},
 			func(t *testing.T, s SandboxSettings, home, ws string) {
-				if want := []string{filepath.Join(ws, "build")}; !reflect.DeepEqual(s.AllowWrite, want) {
-					t.Errorf("allowWrite %q, want %q", s.AllowWrite, want)
+				if want := []string{filepath.Join(ws, "build")}; !reflect.DeepEqual(s.ProjectWrite, want) || len(s.AllowWrite) != 0 {
+					t.Errorf("allowWrite %q, project's %q, want %q", s.AllowWrite, s.ProjectWrite, want)
 				}
-			}, []string{"$.sandbox.filesystem.allowWrite[1]: a path outside the workspace is ignored"}},
+			}, []string{"$.sandbox.filesystem.allowWrite[1]: a path outside the workspace (as its links lead) is ignored"}},
+		{"a project's link out of the workspace writes nothing", files{"project": `{"sandbox":{"filesystem":{"allowWrite":["h", "h/new", "build"]}}}`},
+			func(t *testing.T, s SandboxSettings, home, ws string) {
+				if want := []string{filepath.Join(ws, "build")}; !reflect.DeepEqual(s.ProjectWrite, want) || len(s.AllowWrite) != 0 {
+					t.Errorf("allowWrite %q, project's %q, want %q", s.AllowWrite, s.ProjectWrite, want)
+				}
+			}, []string{"$.sandbox.filesystem.allowWrite[0]: a path outside the workspace (as its links lead) is ignored",
+				"$.sandbox.filesystem.allowWrite[1]:"}},
 		{"a project cannot re-open reads", files{"project": `{"sandbox":{"filesystem":{"allowRead":["~/.ssh"]}}}`},
 			func(t *testing.T, s SandboxSettings, home, ws string) {
 				if len(s.AllowRead) != 0 {
@@ -152,6 +159,7 @@ func TestSandboxPaths(t *testing.T) {
 			os.MkdirAll(filepath.Join(home, "out"), 0o755)
 			os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
 			os.MkdirAll(filepath.Join(ws, "build"), 0o755)
+			os.Symlink(filepath.Join(home, "out"), filepath.Join(ws, "h")) // a link out of the workspace
 			s := Load(Options{Home: home, Workspace: ws, Trusted: true, Lookup: env()})
 			c.check(t, s.Sandbox, home, ws)
 			if c.diags == nil {

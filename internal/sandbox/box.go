@@ -463,6 +463,16 @@ func (b *Box) policyPaths(p *Policy, prof Profile, useNS bool, look Protected) {
 	write = append(write, prof.Write...)
 	r := resolver{}
 	p.Write = r.paths(write)
+	if len(prof.WriteInside) > 0 {
+		ws, _ := r.real(filepath.Clean(b.opts.Workspace))
+		for _, w := range r.paths(prof.WriteInside) {
+			if ws != "" && (w == ws || strings.HasPrefix(w, ws+"/")) {
+				p.Write = append(p.Write, w)
+				continue
+			}
+			b.notice("write-outside:"+w, "sandbox: a project's allowWrite path leads outside the workspace ("+w+"); not writable")
+		}
+	}
 	p.AllowRead = r.paths(prof.AllowRead)
 	var deny []string
 	for _, d := range DefaultDenyRead {

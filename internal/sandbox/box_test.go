@@ -422,3 +422,32 @@ func TestBoxWorktreeGitFolders(t *testing.T) {
 		})
 	}
 }
+
+// TestBoxProjectWriteStaysInside: a project's writable path counts only
+// where it really leads inside the workspace, judged at each spawn: a link
+// made after the settings were read (by a confined command, say) does not
+// open the folder it points to.
+func TestBoxProjectWriteStaysInside(t *testing.T) {
+	needKernel(t)
+	f := newBox(t)
+	out := filepath.Join(f.home, "out")
+	os.MkdirAll(out, 0o755)
+	os.MkdirAll(filepath.Join(f.ws, "build"), 0o755)
+	os.Symlink(out, filepath.Join(f.ws, "h"))
+	prof := Profile{Mode: WorkspaceWrite, WriteInside: []string{filepath.Join(f.ws, "h"), filepath.Join(f.ws, "build")}}
+	_, rep, err := f.run(t, prof, `echo x > h/planted; echo y > build/ok`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "planted")); err == nil {
+		t.Fatal("wrote through the project's link out of the workspace")
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "build", "ok")); err != nil {
+		t.Fatalf("the project's path inside: %v", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !strings.Contains(strings.Join(f.notices, "\n"), "leads outside the workspace") || len(rep.Violations) == 0 {
+		t.Fatalf("notices %q, report %+v", f.notices, rep)
+	}
+}

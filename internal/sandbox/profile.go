@@ -16,6 +16,10 @@ type Profile struct {
 	// (filesystem.allowWrite; the one path an escalation grants). They
 	// apply in ReadOnly too: the caller puts only what the mode allows.
 	Write []string
+	// WriteInside are writable only where their real path, resolved at
+	// each spawn, lies inside the workspace (a project's allowWrite: a link
+	// made after the settings were read must not lead out of it).
+	WriteInside []string
 	// AllowRead re-opens denied paths (filesystem.allowRead, user
 	// settings only).
 	AllowRead []string
