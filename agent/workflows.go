@@ -8,27 +8,28 @@ package agent
 // Skill tool or /name.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"agent/agent/extend"
 	"agent/agent/tools"
 	"agent/config"
+	"agent/internal/quote"
+	"agent/internal/securefile"
 	"agent/providers"
 )
 
 // Bounds of what a command's body pulls in.
 const (
-	skillsBudget    = 8 << 10   // the skills' lines in the system prompt
-	maxMentionBytes = 256 << 10 // one @path file
-	maxBangOutput   = 16 << 10  // one !`command`'s output
+	skillsBudget  = 8 << 10  // the skills' lines in the system prompt
+	maxBangOutput = 16 << 10 // one !`command`'s output
 )
 
 // catalogProblems are the catalog's problems as notices, one per line with
@@ -152,58 +153,70 @@ func rulesOf(entries []string) []config.Rule {
 // expand fills a body's @path files and runs its !`command` lines
 // through the Bash tool, the permission rules (with the command's
 // allowed-tools) and the hooks; a command that does not run leaves why.
+// The files are read first and put in last: a !`command` written in a
+// mentioned file (a README, say) stays its text and never runs, and a
+// command's output names no file to attach.
 func (c *WorkspaceSession) expand(ctx context.Context, body string, allow []config.Rule) string {
-	body = extend.Mentions(body, c.mentionText)
-	if len(extend.Commands(body)) == 0 {
-		return body
-	}
-	return extend.RunCommands(body, func(cmd string) string {
-		args, _ := json.Marshal(map[string]string{"command": cmd, "description": "a custom command's !`command`"})
-		t := &Turn{ID: c.Session.ID() + "/command", Req: TurnRequest{Allow: allow}, ctx: ctx}
-		r := c.Session.callTool(ctx, t, providers.ToolCall{ID: "command", Name: "Bash", Arguments: args}, false)
-		out := r.Content
-		if len(out) > maxBangOutput {
-			out = out[:maxBangOutput] + "\n[output cut]"
-		}
-		if r.IsError {
-			return fmt.Sprintf("[!`%s` did not run: %s]", cmd, out)
-		}
-		return out
+	var files []string
+	total := 0
+	body = extend.Mentions(body, func(p string) string {
+		files = append(files, c.mentionText(p, len(files), &total))
+		return fileMark(len(files) - 1)
 	})
+	if len(extend.Commands(body)) > 0 {
+		body = extend.RunCommands(body, func(cmd string) string {
+			args, _ := json.Marshal(map[string]string{"command": cmd, "description": "a custom command's !`command`"})
+			t := &Turn{ID: c.Session.ID() + "/command", Req: TurnRequest{Allow: allow}, ctx: ctx}
+			r := c.Session.callTool(ctx, t, providers.ToolCall{ID: "command", Name: "Bash", Arguments: args}, false)
+			out := r.Content
+			if len(out) > maxBangOutput {
+				out = quote.PrefixN(out, maxBangOutput) + "\n[output cut]"
+			}
+			if r.IsError {
+				return fmt.Sprintf("[!`%s` did not run: %s]", cmd, out)
+			}
+			return strings.ReplaceAll(out, "\x00", "") // no mark of a file
+		})
+	}
+	for i, f := range files {
+		body = strings.Replace(body, fileMark(i), f, 1)
+	}
+	return body
 }
 
+// fileMark holds a mentioned file's place in a body until the commands
+// have run (NUL: no text file holds one, and command output is cleared of
+// it).
+func fileMark(i int) string { return "\x00" + strconv.Itoa(i) + "\x00" }
+
 // mentionText is what an @path of a command becomes: the file's text, or
-// a note why not (outside the workspace, missing, binary, over 256 KiB).
-func (c *WorkspaceSession) mentionText(p string) string {
-	abs := p
-	if strings.HasPrefix(p, "~/") {
-		abs = filepath.Join(c.Home, p[2:])
-	} else if !filepath.IsAbs(p) {
-		abs = filepath.Join(c.Workspace, p)
+// a note why not (outside the workspace, missing, a folder, binary, over
+// 256 KiB, past the files or the 1 MiB one prompt attaches), read as an @
+// mention of a prompt is (readMention: no FIFO waited on). n is how many
+// the body mentioned before; total counts the bytes attached.
+func (c *WorkspaceSession) mentionText(p string, n int, total *int) string {
+	path, ok := mentionPath(c.Workspace, c.Home, p)
+	if !ok {
+		return "@" + p
 	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "@" + p + " [not attached: it does not exist]"
-	}
-	if rel, err := filepath.Rel(c.Workspace, real); err != nil || strings.HasPrefix(rel, "..") {
+	real, err := securefile.RealPath("", path)
+	if err != nil || !tools.WithinDir(real, c.Workspace) {
 		return "@" + p + " [not attached: it is outside the workspace]"
 	}
-	fi, err := os.Stat(real)
+	if n >= maxFileMentions {
+		return fmt.Sprintf("@%s [not attached: at most %d files are attached to one prompt]", p, maxFileMentions)
+	}
+	data, why := readMention(real)
 	switch {
-	case err != nil:
-		return "@" + p + " [not attached: " + err.Error() + "]"
-	case fi.IsDir():
-		return "@" + p + " [a folder, not attached]"
-	case fi.Size() > maxMentionBytes:
-		return fmt.Sprintf("@%s [not attached: %d bytes, over %d KiB]", p, fi.Size(), maxMentionBytes>>10)
+	case why == "" && *total+len(data) > maxMentionTotal:
+		why = "the files attached to this prompt would exceed 1 MiB"
+	case why == "" && !utf8.Valid(data):
+		why = "it is a binary file"
 	}
-	data, err := os.ReadFile(real)
-	if err != nil {
-		return "@" + p + " [not attached: " + err.Error() + "]"
+	if why != "" {
+		return "@" + p + " [not attached: " + why + "]"
 	}
-	if bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 || !utf8.Valid(data) {
-		return "@" + p + " [a binary file, not attached]"
-	}
+	*total += len(data)
 	return extend.FileBlock(p, string(data))
 }
 

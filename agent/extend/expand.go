@@ -114,7 +114,8 @@ func Mentions(body string, read func(path string) string) string {
 		b.WriteString(replaceOutsideSpans(line, func(seg string) string {
 			return mention().ReplaceAllStringFunc(seg, func(m string) string {
 				sm := mention().FindStringSubmatch(m)
-				return sm[1] + read(strings.TrimRight(sm[2], ".,;:"))
+				p := strings.TrimRight(sm[2], ".,;:")
+				return sm[1] + read(p) + sm[2][len(p):] // the sentence's own punctuation kept
 			})
 		}))
 	}
