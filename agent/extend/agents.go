@@ -35,7 +35,9 @@ type Agent struct {
 	Shadowed string
 }
 
-// PromptText is the definition's body, read from its file the first time.
+// PromptText is the definition's body, read from its file at each spawn
+// (not kept: subagents of one answer start together, and the file is
+// small).
 func (a *Agent) PromptText() (string, error) {
 	if a.Prompt != "" || a.Builtin || a.File == "" || a.Scope == "flag" {
 		return a.Prompt, nil
@@ -44,8 +46,7 @@ func (a *Agent) PromptText() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	a.Prompt = strings.TrimSpace(body)
-	return a.Prompt, nil
+	return strings.TrimSpace(body), nil
 }
 
 // Usable reports whether the definition can be spawned.
@@ -73,7 +74,9 @@ func discoverAgents(o Options, c *Catalog) []*Agent {
 		for _, f := range listMarkdown(r.dir, false, c) {
 			a := readAgent(f.path, r.scope)
 			for _, prev := range out {
-				if prev.Name == a.Name && a.Name != "" && prev.Usable() {
+				// A definition that cannot be used replaces nothing (a
+				// broken Explore.md leaves the built-in Explore).
+				if prev.Name == a.Name && a.Name != "" && prev.Usable() && !a.Fatal {
 					a.Shadowed = prev.File
 					if prev.Builtin {
 						a.Shadowed = "the built-in " + prev.Name

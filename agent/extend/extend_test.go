@@ -324,3 +324,29 @@ func BenchmarkDiscover(b *testing.B) {
 		}
 	}
 }
+
+// TestBrokenDefinitionReplacesNothing: a definition that cannot be used
+// (no description) under a built-in's name leaves the built-in in place,
+// and is listed with its problem.
+func TestBrokenDefinitionReplacesNothing(t *testing.T) {
+	ws, home := t.TempDir(), t.TempDir()
+	write(t, home, map[string]string{
+		".agent/agents/Explore.md":         "---\nname: Explore\n---\nno description\n",
+		".agent/agents/general-purpose.md": "---\nname: general-purpose\ndescription: d\n---\n" + strings.Repeat("x", MaxBody+10),
+	})
+	c := Discover(Options{Workspace: ws, Home: home, Trusted: true})
+	for _, name := range []string{"Explore", "general-purpose"} {
+		if a := c.Agent(name); a == nil || !a.Builtin || !a.Usable() {
+			t.Errorf("%s: %+v", name, a)
+		}
+	}
+	broken := 0
+	for _, a := range c.Agents {
+		if !a.Builtin && !a.Usable() && len(a.Problems) > 0 {
+			broken++
+		}
+	}
+	if broken != 2 {
+		t.Errorf("%d broken definitions listed", broken)
+	}
+}
