@@ -551,7 +551,7 @@ func (m *Manager) transport(ctx context.Context, d *config.ServerDef) (Transport
 		}
 		so := StdioOptions{Command: a.Command, Args: a.Args, Env: env, Dir: dir}
 		if m.opts.Sandbox != nil {
-			so.Start = m.opts.Sandbox.startServer(d)
+			m.opts.Sandbox.confine(d, &so)
 		}
 		t, err := StartStdio(so)
 		if err != nil {

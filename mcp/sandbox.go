@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"os"
 	"os/exec"
 	"strings"
 
@@ -19,10 +20,13 @@ type Sandbox struct {
 	HelperProfile func(h *config.HeaderHelper) sandbox.Profile
 }
 
-// startServer is StdioOptions.Start for a confined server.
-func (sb *Sandbox) startServer(d *config.ServerDef) func(build func() *exec.Cmd) (*exec.Cmd, error) {
+// confine sets so up to start a confined server (StdioOptions.Start) and
+// to record its spawn, with how it ended, when it ends (Exited;
+// docs/sandbox.md, "What is recorded").
+func (sb *Sandbox) confine(d *config.ServerDef, so *StdioOptions) {
 	prof := sb.ServerProfile(d)
-	return func(build func() *exec.Cmd) (*exec.Cmd, error) {
+	var run *sandbox.Run
+	so.Start = func(build func() *exec.Cmd) (*exec.Cmd, error) {
 		// The authority named the whole environment: only the private
 		// folders are added.
 		wrapped := func() *exec.Cmd {
@@ -30,11 +34,17 @@ func (sb *Sandbox) startServer(d *config.ServerDef) func(build func() *exec.Cmd)
 			cmd.Env = sb.Box.PrivateEnv(cmd.Env)
 			return cmd
 		}
-		run, err := sb.Box.Start(wrapped, sandbox.Request{Label: "mcp:" + d.Name, Profile: prof})
+		r, err := sb.Box.Start(wrapped, sandbox.Request{Label: "mcp:" + d.Name, Profile: prof})
 		if err != nil {
 			return nil, err
 		}
-		return run.Cmd, nil
+		run = r
+		return r.Cmd, nil
+	}
+	so.Exited = func(st *os.ProcessState) {
+		if run != nil {
+			run.Finish(st, "")
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"agent/config"
@@ -18,7 +19,7 @@ type testSB struct {
 	ws string
 }
 
-func testSandbox(t *testing.T, server, helper sandbox.Profile) (testSB, string) {
+func testSandbox(t *testing.T, server, helper sandbox.Profile, record ...func(sandbox.Record)) (testSB, string) {
 	t.Helper()
 	if !sandbox.Detect().Filesystem() {
 		if os.Getenv("CI") == "true" {
@@ -27,7 +28,11 @@ func testSandbox(t *testing.T, server, helper sandbox.Profile) (testSB, string) 
 		t.Skip("no Landlock")
 	}
 	home, ws := t.TempDir(), t.TempDir()
-	box, err := sandbox.New(sandbox.Options{Home: home, Workspace: ws, ID: "t"})
+	opts := sandbox.Options{Home: home, Workspace: ws, ID: "t"}
+	if len(record) > 0 {
+		opts.Record = record[0]
+	}
+	box, err := sandbox.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,18 +44,33 @@ func testSandbox(t *testing.T, server, helper sandbox.Profile) (testSB, string) 
 }
 
 // TestStdioConfined: a stdio server started through the sandbox speaks
-// MCP as before, and cannot write outside what its profile allows.
+// MCP as before, and cannot write outside what its profile allows; its
+// spawn is recorded, with how it ended, when it ends.
 func TestStdioConfined(t *testing.T) {
-	sb, _ := testSandbox(t, sandbox.Profile{Mode: sandbox.ReadOnly}, sandbox.Profile{})
+	var mu sync.Mutex
+	var recs []sandbox.Record
+	sb, _ := testSandbox(t, sandbox.Profile{Mode: sandbox.ReadOnly}, sandbox.Profile{}, func(r sandbox.Record) {
+		mu.Lock()
+		recs = append(recs, r)
+		mu.Unlock()
+	})
 	opts := helper(t, "serve")
 	opts.Dir = t.TempDir()
 	d := &config.ServerDef{Name: "echo", Type: "stdio"}
-	opts.Start = sb.startServer(d)
+	sb.confine(d, &opts)
 	tr, err := StartStdio(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tr.Close()
+	defer func() {
+		tr.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		if len(recs) != 1 || recs[0].Event != "spawn" || recs[0].Label != "mcp:echo" || recs[0].PolicyHash == "" ||
+			recs[0].Exit == nil && recs[0].Signal == "" {
+			t.Errorf("records %+v", recs)
+		}
+	}()
 	c, err := Connect(context.Background(), tr, ClientOptions{})
 	if err != nil {
 		t.Fatalf("Connect: %v (stderr: %s)", err, tr.Stderr())

@@ -40,6 +40,9 @@ type StdioOptions struct {
 	// makes the command and may be called more than once. nil: the
 	// command as built, unconfined.
 	Start func(build func() *exec.Cmd) (*exec.Cmd, error)
+	// Exited, when set, is told how the process ended, once it was waited
+	// for (the sandbox records the spawn then).
+	Exited func(*os.ProcessState)
 }
 
 // StdioTransport runs an MCP server as a child process and talks to it on
@@ -136,6 +139,9 @@ func StartStdio(opts StdioOptions) (*StdioTransport, error) {
 	outW.Close()
 	go func() {
 		t.exitErr = cmd.Wait()
+		if opts.Exited != nil {
+			opts.Exited(cmd.ProcessState)
+		}
 		close(t.exited)
 	}()
 	return t, nil
