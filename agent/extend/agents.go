@@ -71,7 +71,7 @@ func discoverAgents(o Options, c *Catalog) []*Agent {
 		out = append(out, &cp)
 	}
 	for _, r := range roots(o, "agents") {
-		for _, f := range listMarkdown(r.dir, false, c) {
+		for _, f := range listMarkdown(r, false, c) {
 			a := readAgent(f.path, r.scope)
 			for _, prev := range out {
 				// A definition that cannot be used replaces nothing (a

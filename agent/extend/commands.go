@@ -46,7 +46,7 @@ func discoverCommands(o Options, cat *Catalog) []*Command {
 	var out []*Command
 	taken := map[string]*Command{}
 	for _, r := range roots(o, "commands") {
-		for _, f := range listMarkdown(r.dir, true, cat) {
+		for _, f := range listMarkdown(r, true, cat) {
 			c := readCommand(f, r.scope)
 			if prev := taken[c.Name]; prev != nil {
 				// The plain name stays with the first (project over

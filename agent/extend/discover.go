@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"agent/internal/securefile"
 )
@@ -51,6 +50,28 @@ const (
 type root struct {
 	dir   string
 	scope Scope
+	// inside is where a link in a project's folder may lead (the
+	// workspace); "" for the user's folders, whose links lead anywhere.
+	inside string
+}
+
+// follow says whether the entry p of root r (a symbolic link) may be read
+// through: a dotfile manager links the user's definitions from elsewhere,
+// but a project's link must stay inside the workspace (a link to
+// ~/.ssh/id_rsa must not become a prompt). Not, with the reason.
+func (r root) follow(p string) (fs.FileInfo, string) {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return nil, "a link that leads nowhere"
+	}
+	if r.inside != "" && real != r.inside && !strings.HasPrefix(real, strings.TrimSuffix(r.inside, "/")+"/") {
+		return nil, "a link out of the workspace"
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return nil, "a link that leads nowhere"
+	}
+	return fi, ""
 }
 
 // roots lists the folders of kind ("agents", "commands", "skills"), of
@@ -62,9 +83,16 @@ func roots(o Options, kind string) []root {
 		if base == "" {
 			return
 		}
-		out = append(out, root{filepath.Join(base, ".agent", kind), scope}, root{filepath.Join(base, ".compat", kind), scope})
+		inside := ""
+		if scope == Project {
+			inside = base
+			if real, err := filepath.EvalSymlinks(base); err == nil {
+				inside = real
+			}
+		}
+		out = append(out, root{filepath.Join(base, ".agent", kind), scope, inside}, root{filepath.Join(base, ".compat", kind), scope, inside})
 		if kind == "skills" {
-			out = append(out, root{filepath.Join(base, ".agents", kind), scope})
+			out = append(out, root{filepath.Join(base, ".agents", kind), scope, inside})
 		}
 	}
 	if o.Trusted {
@@ -127,7 +155,7 @@ func (c *Catalog) Skill(name string) *Skill {
 // readHead reads up to n bytes of a regular file without blocking on a
 // FIFO (securefile.Open checks the type).
 func readHead(path string, n int) ([]byte, int64, error) {
-	f, fi, err := securefile.Open(path, syscall.O_NOFOLLOW)
+	f, fi, err := securefile.Open(path, 0)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -175,7 +203,8 @@ func readBody(path string) (string, error) {
 
 // listMarkdown lists the .md files under dir (recursively when deep), in
 // name order, with their folder below dir ("" at the top).
-func listMarkdown(dir string, deep bool, c *Catalog) []mdFile {
+func listMarkdown(r root, deep bool, c *Catalog) []mdFile {
+	dir := r.dir
 	var out []mdFile
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -192,6 +221,12 @@ func listMarkdown(dir string, deep bool, c *Catalog) []mdFile {
 		}
 		if !strings.HasSuffix(d.Name(), ".md") || len(out) >= maxEntries {
 			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			if _, why := r.follow(p); why != "" {
+				c.Problems = append(c.Problems, fmt.Sprintf("%s: %s; skipped", p, why))
+				return nil
+			}
 		}
 		rel, _ := filepath.Rel(dir, filepath.Dir(p))
 		if rel == "." {

@@ -350,3 +350,44 @@ func TestBrokenDefinitionReplacesNothing(t *testing.T) {
 		t.Errorf("%d broken definitions listed", broken)
 	}
 }
+
+// TestLinkedDefinitions: the user's definitions may be links (a dotfile
+// manager's) to anywhere; a project's links must stay inside the
+// workspace, else they are skipped with the reason.
+func TestLinkedDefinitions(t *testing.T) {
+	ws, home, dots := t.TempDir(), t.TempDir(), t.TempDir()
+	write(t, dots, map[string]string{
+		"reviewer.md":    "---\nname: reviewer\ndescription: reviews\n---\nReview.\n",
+		"deploy.md":      "---\ndescription: deploys\n---\nDeploy.\n",
+		"pdf/SKILL.md":   "---\nname: pdf\ndescription: PDF files\n---\nSteps.\n",
+		"secret.md":      "---\ndescription: secret\n---\nSECRET\n",
+		"skill/SKILL.md": "---\nname: outside\ndescription: outside\n---\nSECRET\n",
+	})
+	write(t, ws, map[string]string{".agent/commands/inside-target.md": "---\ndescription: in\n---\nIn.\n", ".agent/skills/real/x": ""})
+	link := func(target, at string) {
+		os.MkdirAll(filepath.Dir(at), 0o755)
+		if err := os.Symlink(target, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link(filepath.Join(dots, "reviewer.md"), filepath.Join(home, ".agent", "agents", "reviewer.md"))
+	link(filepath.Join(dots, "deploy.md"), filepath.Join(home, ".compat", "commands", "deploy.md"))
+	link(filepath.Join(dots, "pdf"), filepath.Join(home, ".agent", "skills", "pdf"))
+	link(filepath.Join(dots, "secret.md"), filepath.Join(ws, ".agent", "commands", "secret.md"))
+	link(filepath.Join(ws, ".agent", "commands", "inside-target.md"), filepath.Join(ws, ".agent", "commands", "inside.md"))
+	link(filepath.Join(dots, "skill"), filepath.Join(ws, ".agent", "skills", "outside"))
+	link(filepath.Join(dots, "skill", "SKILL.md"), filepath.Join(ws, ".agent", "skills", "real", "SKILL.md"))
+	c := Discover(Options{Workspace: ws, Home: home, Trusted: true})
+	if c.Agent("reviewer") == nil || c.Command("deploy") == nil || c.Skill("pdf") == nil || c.Command("inside") == nil {
+		t.Fatalf("the user's links or a project's link inside: agents %v, problems %q", c.Agents, c.Problems)
+	}
+	if c.Command("secret") != nil || c.Skill("outside") != nil {
+		t.Fatal("a project's link out of the workspace was read")
+	}
+	problems := strings.Join(c.Problems, "\n")
+	for _, want := range []string{"secret.md: a link out of the workspace; skipped", "skills/outside: a link out of the workspace; skipped", "real/SKILL.md: a link out of the workspace; skipped"} {
+		if !strings.Contains(problems, want) {
+			t.Errorf("problems lack %q:\n%s", want, problems)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package extend
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -43,11 +44,29 @@ func discoverSkills(o Options, cat *Catalog) []*Skill {
 		}
 		sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 		for i, e := range ents {
-			if i >= maxEntries || !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			if i >= maxEntries || strings.HasPrefix(e.Name(), ".") {
 				continue
 			}
 			dir := filepath.Join(r.dir, e.Name())
+			if e.Type()&fs.ModeSymlink != 0 {
+				fi, why := r.follow(dir)
+				if why != "" {
+					cat.Problems = append(cat.Problems, fmt.Sprintf("%s: %s; skipped", dir, why))
+					continue
+				}
+				if !fi.IsDir() {
+					continue
+				}
+			} else if !e.IsDir() {
+				continue
+			}
 			file := filepath.Join(dir, "SKILL.md")
+			if li, err := os.Lstat(file); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+				if _, why := r.follow(file); why != "" {
+					cat.Problems = append(cat.Problems, fmt.Sprintf("%s: %s; skipped", file, why))
+					continue
+				}
+			}
 			if _, err := fileInfo(file); err != nil {
 				cat.Problems = append(cat.Problems, fmt.Sprintf("%s: a skill folder without SKILL.md; skipped", dir))
 				continue
