@@ -22,6 +22,7 @@ import (
 	"agent/agent/hooks"
 	"agent/agent/tools"
 	"agent/config"
+	"agent/internal/quote"
 )
 
 // AgentToolName is the subagent tool; rules and hook matchers also accept
@@ -132,8 +133,10 @@ func childTools(parent []tools.Tool, def *extend.Agent) ([]tools.Tool, error) {
 				continue // depth 1: a child starts no agents
 			}
 			if _, ok := have[n]; !ok {
-				missing = append(missing, n)
-				continue
+				if !def.Builtin {
+					missing = append(missing, n)
+				}
+				continue // a built-in takes what the session has of its tools
 			}
 			want = append(want, n)
 		}
@@ -141,15 +144,37 @@ func childTools(parent []tools.Tool, def *extend.Agent) ([]tools.Tool, error) {
 			return nil, fmt.Errorf("the agent %s asks for tools this session does not have: %s", def.Name, strings.Join(missing, ", "))
 		}
 	}
+	deny, err := disallowRules(def)
+	if err != nil {
+		return nil, err
+	}
 	drop := map[string]bool{}
-	for _, n := range def.DisallowedTools {
-		drop[n] = true
+	for _, r := range deny {
+		if !r.HasPattern {
+			drop[r.Tool] = true // a pattern (Bash(rm:*)) only denies: startChild
+		}
 	}
 	var out []tools.Tool
 	for _, n := range want {
 		if !drop[n] {
 			out = append(out, have[n])
 		}
+	}
+	return out, nil
+}
+
+// disallowRules are a definition's disallowedTools as permission rules: a
+// tool's name removes the tool, a pattern (Bash(rm:*)) denies the calls it
+// matches. An entry that is not a rule refuses the spawn: a restriction
+// must not be dropped unsaid.
+func disallowRules(def *extend.Agent) ([]config.Rule, error) {
+	var out []config.Rule
+	for _, n := range def.DisallowedTools {
+		r, err := config.ParseRule(n)
+		if err != nil {
+			return nil, fmt.Errorf("the agent %s (%s): disallowedTools entry %s: %v", def.Name, def.File, quote.Q(n), err)
+		}
+		out = append(out, r)
 	}
 	return out, nil
 }
@@ -226,10 +251,7 @@ func (a *agentTool) startChild(def *extend.Agent, args agentArgs, info AgentInfo
 	if err != nil {
 		return nil, err
 	}
-	var deny []config.Rule
-	for _, n := range def.DisallowedTools {
-		deny = append(deny, config.Rule{Tool: n})
-	}
+	deny, _ := disallowRules(def) // checked by childTools
 	perms := c.Permissions.Narrow(def.PermissionMode, deny)
 	parent.mu.Lock()
 	prov, model, provID, fr := parent.provider, parent.model, parent.provID, parent.framing
@@ -250,8 +272,8 @@ func (a *agentTool) startChild(def *extend.Agent, args agentArgs, info AgentInfo
 	if len(fr.System) > 1 {
 		framing.System = append(framing.System, fr.System[1:]...) // the environment block
 	}
-	if def.Name != "Explore" {
-		framing.Context = fr.Context
+	if !(def.Builtin && def.Name == "Explore") {
+		framing.Context = fr.Context // the built-in Explore reads no instruction files
 	}
 	var tr *Transcript
 	if c.transcript != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"agent/agent/extend"
+	"agent/agent/tools"
 	"agent/config"
 )
 
@@ -419,5 +420,46 @@ func TestCustomCommandMentionsAreText(t *testing.T) {
 	}
 	if strings.Contains(req.Prompt, "SECRET") || strings.Contains(req.Prompt, "\x00") {
 		t.Errorf("prompt:\n%q", req.Prompt)
+	}
+}
+
+// TestChildTools: a built-in agent takes what the session has of its
+// tools (no WebFetch: Explore still starts); a definition's missing tool
+// refuses the spawn; disallowedTools removes a named tool and leaves a
+// pattern to the permission rules.
+func TestChildTools(t *testing.T) {
+	var parent []tools.Tool
+	for _, tl := range tools.Builtin(tools.Options{}) {
+		if n := tl.Spec().Name; n != "WebFetch" {
+			parent = append(parent, tl)
+		}
+	}
+	names := func(ts []tools.Tool) string {
+		var out []string
+		for _, tl := range ts {
+			out = append(out, tl.Spec().Name)
+		}
+		return strings.Join(out, ",")
+	}
+	explore := &extend.Agent{Name: "Explore", Builtin: true, HasTools: true, Tools: []string{"Read", "Glob", "Grep", "WebFetch"}}
+	if ts, err := childTools(parent, explore); err != nil || names(ts) != "Read,Glob,Grep" {
+		t.Errorf("Explore without WebFetch: %s %v", names(ts), err)
+	}
+	mine := &extend.Agent{Name: "fetcher", HasTools: true, Tools: []string{"Read", "WebFetch"}}
+	if _, err := childTools(parent, mine); err == nil || !strings.Contains(err.Error(), "WebFetch") {
+		t.Errorf("a definition's missing tool: %v", err)
+	}
+	careful := &extend.Agent{Name: "careful", DisallowedTools: []string{"Write", "Bash(rm:*)"}}
+	ts, err := childTools(parent, careful)
+	if err != nil || strings.Contains(names(ts), "Write") || !strings.Contains(names(ts), "Bash") {
+		t.Errorf("disallowed: %s %v", names(ts), err)
+	}
+	rules, err := disallowRules(careful)
+	if err != nil || len(rules) != 2 || rules[1].Tool != "Bash" || !rules[1].HasPattern || rules[1].Pattern != "rm:*" {
+		t.Errorf("deny rules %+v %v", rules, err)
+	}
+	typo := &extend.Agent{Name: "typo", File: "/a/typo.md", DisallowedTools: []string{"Bash(rm:*"}}
+	if _, err := childTools(parent, typo); err == nil || !strings.Contains(err.Error(), "/a/typo.md") || !strings.Contains(err.Error(), "disallowedTools") {
+		t.Errorf("a disallowedTools entry that is not a rule: %v", err)
 	}
 }

@@ -139,7 +139,7 @@ func (c *WorkspaceSession) commandModel(m string) string {
 }
 
 // rulesOf reads allowed-tools entries as rules; an entry that is not a
-// rule is skipped (discovery reported the file).
+// rule allows nothing and is skipped.
 func rulesOf(entries []string) []config.Rule {
 	var out []config.Rule
 	for _, e := range entries {
