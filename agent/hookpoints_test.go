@@ -208,3 +208,25 @@ func TestPostToolUseFailure(t *testing.T) {
 }
 
 func waitABit() { time.Sleep(20 * time.Millisecond) }
+
+// A hook's ask wins over a command's allowed-tools: the call is asked.
+func TestHookAskBeatsCommandAllowance(t *testing.T) {
+	danger := &echoTool{name: "Danger", risk: tools.RiskExecute}
+	ws := t.TempDir()
+	ans := &answerer{ans: AllowOnce}
+	h := newHarness(t, SessionOptions{Tools: []tools.Tool{danger}, Permissions: &rulePerms{}, Workspace: ws, Prompter: ans,
+		Hooks: userHooks(t, ws, config.HookHandler{Event: "PreToolUse", Command: `echo '{"hookSpecificOutput":{"permissionDecision":"ask"}}'`})},
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Danger", Args: `{"text":"x"}`}}}, fakemodel.Reply{Text: "done"})
+	tr, err := h.sess.Submit(TurnRequest{Prompt: "go", Allow: []config.Rule{{Tool: "Danger"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if res, err := tr.Wait(ctx); err != nil || res.Status != StatusComplete {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if danger.runs != 1 || len(ans.asked) != 1 {
+		t.Errorf("runs %d asked %d: the hook's ask was overridden", danger.runs, len(ans.asked))
+	}
+}

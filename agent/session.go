@@ -1043,7 +1043,9 @@ func (s *Session) callTool(ctx context.Context, t *Turn, c providers.ToolCall, n
 		v = Verdict{Decision: Allow}
 	case v.Decision == Ask && t != nil && s.turnAllows(t, spec, target):
 		v = Verdict{Decision: Allow, Reason: "allowed for this command's turn"}
-	case th.permission == "ask" && v.Decision == Allow:
+	}
+	if th.permission == "ask" && v.Decision == Allow {
+		// A hook's ask wins over every allowance, a command's too.
 		v = Verdict{Decision: Ask, Suggest: v.Suggest, Reason: "a hook asks for the user's approval"}
 	}
 	if v.Decision != Deny && s.opts.Guard != nil {
