@@ -209,12 +209,24 @@ func TestPostToolUseFailure(t *testing.T) {
 
 func waitABit() { time.Sleep(20 * time.Millisecond) }
 
+// turnPerms is rulePerms whose turn allowances name tools.
+type turnPerms struct{ *rulePerms }
+
+func (p turnPerms) TurnAllows(rules []config.Rule, spec tools.Spec, _ tools.Target) bool {
+	for _, r := range rules {
+		if r.Tool == spec.Name {
+			return true
+		}
+	}
+	return false
+}
+
 // A hook's ask wins over a command's allowed-tools: the call is asked.
 func TestHookAskBeatsCommandAllowance(t *testing.T) {
 	danger := &echoTool{name: "Danger", risk: tools.RiskExecute}
 	ws := t.TempDir()
 	ans := &answerer{ans: AllowOnce}
-	h := newHarness(t, SessionOptions{Tools: []tools.Tool{danger}, Permissions: &rulePerms{}, Workspace: ws, Prompter: ans,
+	h := newHarness(t, SessionOptions{Tools: []tools.Tool{danger}, Permissions: turnPerms{&rulePerms{}}, Workspace: ws, Prompter: ans,
 		Hooks: userHooks(t, ws, config.HookHandler{Event: "PreToolUse", Command: `echo '{"hookSpecificOutput":{"permissionDecision":"ask"}}'`})},
 		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "Danger", Args: `{"text":"x"}`}}}, fakemodel.Reply{Text: "done"})
 	tr, err := h.sess.Submit(TurnRequest{Prompt: "go", Allow: []config.Rule{{Tool: "Danger"}}})
