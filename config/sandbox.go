@@ -98,29 +98,11 @@ func (l *loader) sandboxKeys(f File, p strictjson.Path, v *strictjson.Value) {
 				s.Mode, s.Disabled = sandbox.Mode(mode), false
 			}
 		case "failIfUnavailable":
-			if b, ok := l.sandboxBool(f, kp, m.Value); ok {
-				if !b && !user && s.FailIfUnavailable {
-					l.diag(f.Path, kp, "%s", loosenMsg)
-				} else {
-					s.FailIfUnavailable = b
-				}
-			}
+			l.tighten(f, kp, m.Value, &s.FailIfUnavailable, false)
 		case "autoAllowBashIfSandboxed":
-			if b, ok := l.sandboxBool(f, kp, m.Value); ok {
-				if b && !user && !s.AutoAllowBash {
-					l.diag(f.Path, kp, "%s", loosenMsg)
-				} else {
-					s.AutoAllowBash = b
-				}
-			}
+			l.tighten(f, kp, m.Value, &s.AutoAllowBash, true)
 		case "allowUnsandboxedCommands":
-			if b, ok := l.sandboxBool(f, kp, m.Value); ok {
-				if b && !user && !s.AllowUnsandboxed {
-					l.diag(f.Path, kp, "%s", loosenMsg)
-				} else {
-					s.AllowUnsandboxed = b
-				}
-			}
+			l.tighten(f, kp, m.Value, &s.AllowUnsandboxed, true)
 		case "excludedCommands":
 			s.Excluded = append(s.Excluded, l.userOnly(f, kp, l.sandboxStrings(f, kp, m.Value, "a command"))...)
 		case "filesystem":
@@ -181,24 +163,29 @@ func (l *loader) sandboxNetwork(f File, p strictjson.Path, v *strictjson.Value) 
 			}
 		case "allowUnixSockets":
 			s.UnixSockets = append(s.UnixSockets, l.userOnly(f, kp, l.sandboxPaths(f, kp, m.Value, false))...)
-		case "allowAllUnixSockets", "allowLocalBinding":
-			b, ok := l.sandboxBool(f, kp, m.Value)
-			dst := &s.AllUnixSockets
-			if m.Key == "allowLocalBinding" {
-				dst = &s.LocalBinding
-			}
-			switch {
-			case !ok:
-			case b && !user:
-				l.diag(f.Path, kp, "%s", loosenMsg)
-			case user || !b:
-				*dst = b
-			}
+		case "allowAllUnixSockets":
+			l.tighten(f, kp, m.Value, &s.AllUnixSockets, true)
+		case "allowLocalBinding":
+			l.tighten(f, kp, m.Value, &s.LocalBinding, true)
 		default:
 			return false
 		}
 		return true
 	})
+}
+
+// tighten sets a boolean key under the tightening rule: loose is the value
+// that loosens the sandbox, which only the user's settings may set (a
+// project's is said and ignored, unless it repeats what is set already).
+func (l *loader) tighten(f File, kp strictjson.Path, v *strictjson.Value, dst *bool, loose bool) {
+	b, ok := l.sandboxBool(f, kp, v)
+	switch {
+	case !ok:
+	case f.Scope != User && b == loose && *dst != loose:
+		l.diag(f.Path, kp, "%s", loosenMsg)
+	default:
+		*dst = b
+	}
 }
 
 // sandboxObject calls each for the members of an object value; each
