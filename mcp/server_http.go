@@ -98,6 +98,7 @@ type HTTPHandler struct {
 
 	ctx    context.Context // ends running calls on Close
 	cancel context.CancelFunc
+	calls  sync.WaitGroup // the calls of resumable streams, which outlive their request
 
 	mu       sync.Mutex
 	sessions map[string]*serveSession
@@ -163,8 +164,23 @@ func (s *Server) HTTPHandler(opts HTTPServeOptions) *HTTPHandler {
 // not at all when the client is gone). Idempotent.
 func (h *HTTPHandler) Close() error {
 	h.cancel()
+	// The calls of resumable streams run apart from their request, which
+	// the HTTP server's shutdown waits for: wait for them here (they have
+	// been cancelled), a while at the most.
+	done := make(chan struct{})
+	go func() {
+		h.calls.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(closeWait):
+	}
 	return nil
 }
+
+// closeWait bounds how long Close waits for cancelled calls to return.
+const closeWait = 5 * time.Second
 
 // Sessions returns the number of live sessions (for tests and status).
 func (h *HTTPHandler) Sessions() int {

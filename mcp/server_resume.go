@@ -150,7 +150,9 @@ func (h *HTTPHandler) startStream(s *serveSession, reqs, first []*jsonrpc.Messag
 				es.message(n)
 			}
 		})
+		h.calls.Add(1)
 		go func() {
+			defer h.calls.Done()
 			res, err := run(nctx, m)
 			cancel()
 			es.message(serveResponse(m.ID, res, err))

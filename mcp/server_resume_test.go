@@ -24,6 +24,7 @@ type gatedTarget struct {
 	release   chan struct{}
 	started   chan struct{}
 	cancelled chan struct{}
+	linger    time.Duration // how long a cancelled call takes to return
 }
 
 func newGatedTarget(reports int) *gatedTarget {
@@ -40,6 +41,7 @@ func (g *gatedTarget) Submit(ctx context.Context, prompt string) (ServedResult, 
 	case <-g.release:
 		return ServedResult{Text: "answer: " + prompt}, nil
 	case <-ctx.Done():
+		time.Sleep(g.linger)
 		g.cancelled <- struct{}{}
 		return ServedResult{}, ctx.Err()
 	}
@@ -282,6 +284,24 @@ func TestResumeCancellation(t *testing.T) {
 				t.Fatal("the call was not cancelled")
 			}
 		})
+	}
+}
+
+// TestCloseWaitsForStreamCalls: a stream's call outlives its request;
+// Close cancels it and returns once it has returned.
+func TestCloseWaitsForStreamCalls(t *testing.T) {
+	rig := newResumeRig(t, Version20251125, 0)
+	rig.tgt.linger = 200 * time.Millisecond
+	ctx, drop := context.WithCancel(context.Background())
+	resp := rig.submit(ctx, 2)
+	<-rig.tgt.started
+	drop()
+	resp.Body.Close()
+	rig.h.Close()
+	select {
+	case <-rig.tgt.cancelled:
+	default:
+		t.Fatal("Close returned while the call still ran")
 	}
 }
 
