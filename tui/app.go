@@ -719,6 +719,7 @@ func (a *App) checkState() {
 		a.st.withdrawPermission(a.st.perm)
 	}
 	a.st.withdrawElicits()
+	a.st.resumeElicit()
 }
 
 func (a *App) handleInput(evs []keys.Event) {

@@ -67,7 +67,27 @@ func (s *state) askElicit(r *elicitRun) {
 		return
 	}
 	s.elicits = append(s.elicits, r)
-	if len(s.elicits) == 1 {
+	s.resumeElicit()
+	s.dirty = true
+}
+
+// resumeElicit shows the first question when the screen is free: one that
+// came while another dialog was open (a sign-in question, a text prompt)
+// waits for it to close, and one whose screen another dialog took comes
+// back where it was when that dialog closes.
+func (s *state) resumeElicit() {
+	if len(s.elicits) == 0 || s.confirm != nil || s.textPrompt != nil {
+		return
+	}
+	r := s.elicits[0]
+	switch {
+	case r.confirm != nil:
+		s.confirm = r.confirm
+	case r.text != nil:
+		s.textPrompt = r.text
+	case r.list != nil:
+		return // a list is a screen of its own, still there
+	default:
 		s.elicitIntro(r)
 	}
 	s.dirty = true
@@ -107,9 +127,7 @@ func (s *state) finishElicit(r *elicitRun, res elicit.Result) {
 	if res.Action != elicit.Accept {
 		s.notice(fmt.Sprintf("MCP server %s's question: %s.", r.req.Server, map[elicit.Action]string{elicit.Decline: "declined", elicit.Cancel: "cancelled"}[res.Action]))
 	}
-	if len(s.elicits) > 0 {
-		s.elicitIntro(s.elicits[0])
-	}
+	s.resumeElicit()
 }
 
 // withdrawElicits drops the questions whose server gave up.

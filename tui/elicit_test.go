@@ -350,3 +350,34 @@ func TestElicitSecretNumber(t *testing.T) {
 		}
 	})
 }
+
+// TestElicitWaitsForAnotherDialog: a question that comes while another
+// dialog is open waits for it instead of replacing it, and a question
+// whose screen another dialog took comes back where it was.
+func TestElicitWaitsForAnotherDialog(t *testing.T) {
+	s := newState(nil, time.Now)
+	other := &textPrompt{title: "Model slug"}
+	s.textPrompt = other
+	r := &elicitRun{req: elicit.Request{Server: "kb", Mode: elicit.ModeForm, Message: "Q", Form: form(t, contact)},
+		ctx: context.Background(), reply: make(chan elicit.Result, 1)}
+	s.askElicit(r)
+	if s.textPrompt != other || s.confirm != nil || r.confirm != nil {
+		t.Fatal("the question replaced the open dialog")
+	}
+	s.textPrompt = nil // the dialog closed
+	s.resumeElicit()
+	if r.confirm == nil || s.confirm != r.confirm {
+		t.Fatal("the question did not come once the dialog closed")
+	}
+	signIn := &confirmPrompt{title: "Sign in?"}
+	s.confirm = signIn // another dialog takes the screen
+	s.resumeElicit()
+	if s.confirm != signIn {
+		t.Fatal("the question took the screen back from an open dialog")
+	}
+	s.confirm = nil
+	s.resumeElicit()
+	if s.confirm != r.confirm {
+		t.Fatal("the question did not come back")
+	}
+}
