@@ -60,9 +60,18 @@ func (c *Client) capabilities() clientCapabilities {
 // and declares no sampling capability.
 var errSamplingRefused = &jsonrpc.Error{Code: -1, Message: "User rejected sampling request"}
 
+// isStateless reports whether the server speaks the stateless revision,
+// to which the client declares no capabilities (docs/reference/mcp.md,
+// "Revisions"): its requests for them are refused as undeclared ones.
+func (c *Client) isStateless() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stateless
+}
+
 // listRoots answers roots/list with the roots the client was given.
 func (c *Client) listRoots() (any, error) {
-	if c.opts.Roots == nil {
+	if c.opts.Roots == nil || c.isStateless() {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "this client offers no roots"}
 	}
 	return map[string]any{"roots": c.opts.Roots}, nil
@@ -95,7 +104,7 @@ const maxURLElicits = 64
 // for a mode the client did not declare.
 func (c *Client) elicit(ctx context.Context, params json.RawMessage) (any, error) {
 	version := c.ProtocolVersion()
-	if c.opts.Elicit == nil || version < Version20250618 {
+	if c.opts.Elicit == nil || version < Version20250618 || c.isStateless() {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "this client offers no elicitation"}
 	}
 	var p elicitParams
@@ -189,7 +198,7 @@ func (c *Client) logMessage(params json.RawMessage) {
 		Data   json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
-		c.diag(fmt.Errorf("mcp: malformed notifications/message"))
+		c.diag(fmt.Errorf("mcp: malformed notifications/message: %v", err))
 		return
 	}
 	c.opts.OnLog(LogMessage{Level: p.Level, Logger: p.Logger, Data: p.Data})

@@ -328,3 +328,23 @@ func TestListFailsWhole(t *testing.T) {
 		t.Fatalf("resources = %+v, %v", res, err)
 	}
 }
+
+// TestStatelessDeclaresNothing: to a stateless (2026-07-28) server the
+// client declared no capabilities, so its roots/list and
+// elicitation/create are refused as undeclared requests.
+func TestStatelessDeclaresNothing(t *testing.T) {
+	c := &Client{opts: ClientOptions{Roots: []Root{{URI: "file:///w"}}, Elicit: func(context.Context, elicit.Request) (elicit.Result, error) {
+		return elicit.Result{Action: elicit.Accept}, nil
+	}}}
+	c.setProtocol(Version20260728, true)
+	if _, err := c.listRoots(); err == nil {
+		t.Error("roots/list answered to a stateless server")
+	}
+	if _, err := c.elicit(context.Background(), json.RawMessage(`{"message":"q","requestedSchema":{"type":"object","properties":{}}}`)); err == nil {
+		t.Error("elicitation/create answered to a stateless server")
+	}
+	c.setProtocol(Version20251125, false)
+	if _, err := c.listRoots(); err != nil {
+		t.Errorf("roots/list to a session server: %v", err)
+	}
+}
