@@ -209,7 +209,10 @@ func (s *state) extraCommands() []slashCommand {
 
 // autocompleteFor is newAutocomplete with the state's sources.
 func (s *state) autocompleteFor(text string, cursor int, prev *autocomplete) *autocomplete {
-	extra := s.extraCommands()
+	var extra []slashCommand
+	if strings.HasPrefix(text, "/") {
+		extra = s.extraCommands() // only a slash command needs them (asked at every keystroke)
+	}
 	if s.hooks.MCPPrompts != nil && strings.HasPrefix(text, "/mcp") {
 		for _, p := range s.hooks.MCPPrompts() {
 			help := p.Description
