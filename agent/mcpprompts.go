@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -27,7 +28,7 @@ type PromptCommand struct {
 func (c *WorkspaceSession) MCPPromptCommands() []PromptCommand {
 	var out []PromptCommand
 	for _, p := range c.MCP.Prompts() {
-		desc := oneLine(firstNonEmpty(p.Prompt.Description, p.Prompt.Title), 200)
+		desc := oneLine(cmp.Or(p.Prompt.Description, p.Prompt.Title), 200)
 		if desc == "" {
 			desc = "prompt " + p.Prompt.Name
 		}
@@ -174,13 +175,13 @@ func contentText(c mcp.Content) string {
 			return fmt.Sprintf("<mcp-resource uri=%q>\n%s\n</mcp-resource>", r.URI, *r.Text)
 		}
 		if r.Blob != nil {
-			return fmt.Sprintf("[embedded resource %s: binary, %s, about %d bytes]", r.URI, orDashText(r.MimeType), base64.StdEncoding.DecodedLen(len(*r.Blob)))
+			return fmt.Sprintf("[embedded resource %s: binary, %s, about %d bytes]", r.URI, cmp.Or(r.MimeType, "-"), base64.StdEncoding.DecodedLen(len(*r.Blob)))
 		}
 		return fmt.Sprintf("[embedded resource %s]", r.URI)
 	case "resource_link":
 		return fmt.Sprintf("[resource link %s]", c.URI)
 	case "image", "audio":
-		return fmt.Sprintf("[%s %s, about %d bytes]", c.Type, orDashText(c.MimeType), base64.StdEncoding.DecodedLen(len(c.Data)))
+		return fmt.Sprintf("[%s %s, about %d bytes]", c.Type, cmp.Or(c.MimeType, "-"), base64.StdEncoding.DecodedLen(len(c.Data)))
 	}
 	return fmt.Sprintf("[%s content]", c.Type)
 }

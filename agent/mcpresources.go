@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -66,7 +67,7 @@ func (t listResourcesTool) Run(_ context.Context, args json.RawMessage) tools.Re
 		if n++; n > maxResourceList {
 			continue
 		}
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\n", r.Server, r.URI, oneLine(r.Name, 200), orDashText(r.MimeType), oneLine(firstNonEmpty(r.Title, r.Description), 200))
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\t%s\n", r.Server, r.URI, oneLine(r.Name, 200), cmp.Or(r.MimeType, "-"), oneLine(cmp.Or(r.Title, r.Description), 200))
 	}
 	if n > maxResourceList {
 		fmt.Fprintf(&b, "[%d more resources not shown]\n", n-maxResourceList)
@@ -74,7 +75,7 @@ func (t listResourcesTool) Run(_ context.Context, args json.RawMessage) tools.Re
 	var tb strings.Builder
 	for _, tl := range tmpl {
 		if a.Server == "" || tl.Server == a.Server {
-			fmt.Fprintf(&tb, "%s\t%s\t%s\t%s\t%s\n", tl.Server, tl.URITemplate, oneLine(tl.Name, 200), orDashText(tl.MimeType), oneLine(firstNonEmpty(tl.Title, tl.Description), 200))
+			fmt.Fprintf(&tb, "%s\t%s\t%s\t%s\t%s\n", tl.Server, tl.URITemplate, oneLine(tl.Name, 200), cmp.Or(tl.MimeType, "-"), oneLine(cmp.Or(tl.Title, tl.Description), 200))
 		}
 	}
 	if n == 0 && tb.Len() == 0 {
@@ -133,11 +134,11 @@ func readResource(ctx context.Context, m *mcp.Manager, server, uri string, limit
 			if i > 0 {
 				b.WriteByte('\n')
 			}
-			fmt.Fprintf(&b, "[%s %s]\n", c.URI, orDashText(c.MimeType))
+			fmt.Fprintf(&b, "[%s %s]\n", c.URI, cmp.Or(c.MimeType, "-"))
 		}
 		if c.Blob != nil {
 			n := base64.StdEncoding.DecodedLen(len(*c.Blob))
-			fmt.Fprintf(&b, "[binary content, %s, about %d bytes]\n", orDashText(c.MimeType), n)
+			fmt.Fprintf(&b, "[binary content, %s, about %d bytes]\n", cmp.Or(c.MimeType, "-"), n)
 			continue
 		}
 		total += len(*c.Text)
@@ -217,18 +218,4 @@ func orNone(names []string) string {
 		return "none"
 	}
 	return strings.Join(names, ", ")
-}
-
-func orDashText(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
