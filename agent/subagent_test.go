@@ -463,3 +463,58 @@ func TestChildTools(t *testing.T) {
 		t.Errorf("a disallowedTools entry that is not a rule: %v", err)
 	}
 }
+
+// SubagentStart runs as a child starts, with its type; SubagentStop runs
+// when the child would end, and its block keeps the child going with the
+// reason (the parent's Stop hooks are not run for a child).
+func TestSubagentHooks(t *testing.T) {
+	m := &routeModel{}
+	m.answer = func(r chatReq) string {
+		switch {
+		case r.child() && strings.Contains(r.lastText(), "check the tests too"):
+			return sseText("child checked")
+		case r.child():
+			return sseText("child done")
+		case r.Messages[len(r.Messages)-1].Role == "tool":
+			return sseText("parent done")
+		}
+		return sseCallArgs("c1", "Agent", `{"description":"look","prompt":"look around","subagent_type":"general-purpose"}`)
+	}
+	var start, stop, stops string
+	c, _, _ := startWith(t, m, "", StartOptions{}, func(home, ws string) {
+		start, stop, stops = filepath.Join(home, "start.json"), filepath.Join(home, "stop.json"), filepath.Join(home, "stops")
+		hooks := map[string]any{"hooks": map[string]any{
+			"SubagentStart": []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "cat > " + start}}}},
+			"SubagentStop": []any{map[string]any{"hooks": []any{map[string]any{"type": "command",
+				"command": "echo x >> " + stops + "; if [ ! -f " + stop + " ]; then cat > " + stop + "; echo 'check the tests too' >&2; exit 2; fi"}}}},
+			"Stop": []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "echo parent >> " + stops}}}},
+		}}
+		b, _ := json.Marshal(hooks)
+		writeFile(t, filepath.Join(home, ".agent", "settings.json"), string(b))
+	})
+	res := runTurnOK(t, c, TurnRequest{Prompt: "go"})
+	if res.Status != StatusComplete {
+		t.Fatalf("%+v", res)
+	}
+	in, _ := os.ReadFile(start)
+	if !strings.Contains(string(in), `"hook_event_name":"SubagentStart"`) || !strings.Contains(string(in), `"agent_type":"general-purpose"`) {
+		t.Errorf("SubagentStart input %s", in)
+	}
+	in, _ = os.ReadFile(stop)
+	if !strings.Contains(string(in), `"hook_event_name":"SubagentStop"`) {
+		t.Errorf("SubagentStop input %s", in)
+	}
+	if n, _ := os.ReadFile(stops); string(n) != "x\nx\nparent\n" {
+		t.Errorf("stop hooks ran %q (two SubagentStop, then the parent's Stop)", n)
+	}
+	var tool string
+	for _, r := range m.requests() {
+		if !r.child() && r.Messages[len(r.Messages)-1].Role == "tool" {
+			b, _ := json.Marshal(r.Messages[len(r.Messages)-1])
+			tool = string(b)
+		}
+	}
+	if !strings.Contains(tool, "child checked") {
+		t.Errorf("the parent read %s", tool)
+	}
+}
