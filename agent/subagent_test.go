@@ -518,3 +518,41 @@ func TestSubagentHooks(t *testing.T) {
 		t.Errorf("the parent read %s", tool)
 	}
 }
+
+// A child's permission question reaches the parent's prompter naming the
+// agent that asks; a child whose definition is stricter than its parent
+// (plan) cannot write.
+func TestSubagentPermissionQuestions(t *testing.T) {
+	m := &routeModel{}
+	m.answer = func(r chatReq) string {
+		switch {
+		case r.child() && r.Messages[len(r.Messages)-1].Role == "tool":
+			return sseText("child done")
+		case r.child() && strings.Contains(r.lastText(), "out2.txt"):
+			return sseCallArgs("k1", "Write", `{"file_path":"out2.txt","content":"x"}`)
+		case r.child():
+			return sseCallArgs("k1", "Write", `{"file_path":"out.txt","content":"x"}`)
+		case r.Messages[len(r.Messages)-1].Role == "tool":
+			return sseText("done")
+		}
+		if strings.Contains(r.lastText(), "planner") {
+			return sseCallArgs("c1", "Agent", `{"description":"plan","prompt":"write out2.txt","subagent_type":"planner"}`)
+		}
+		return sseCallArgs("c1", "Agent", `{"description":"write","prompt":"write out.txt","subagent_type":"general-purpose"}`)
+	}
+	ans := &answerer{ans: AllowOnce}
+	c, _, ws := startWith(t, m, "", StartOptions{Prompter: ans}, func(home, ws string) {
+		writeFile(t, filepath.Join(ws, ".agent", "agents", "planner.md"), "---\nname: planner\ndescription: plans\npermissionMode: plan\n---\nPlan.\n")
+	})
+	runTurnOK(t, c, TurnRequest{Prompt: "write it"})
+	if len(ans.asked) != 1 || !strings.HasPrefix(ans.asked[0].Agent, "general-purpose") || ans.asked[0].Tool != "Write" {
+		t.Fatalf("asked %+v", ans.asked)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "out.txt")); err != nil {
+		t.Fatalf("the allowed write: %v", err)
+	}
+	runTurnOK(t, c, TurnRequest{Prompt: "use the planner"})
+	if _, err := os.Stat(filepath.Join(ws, "out2.txt")); err == nil || len(ans.asked) != 1 {
+		t.Fatalf("a plan-mode child wrote (asked %d times)", len(ans.asked))
+	}
+}
