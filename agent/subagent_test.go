@@ -556,3 +556,22 @@ func TestSubagentPermissionQuestions(t *testing.T) {
 		t.Fatalf("a plan-mode child wrote (asked %d times)", len(ans.asked))
 	}
 }
+
+// Entries of allowed-tools and disallowedTools that are not permission
+// rules are problems of their files, said at the start.
+func TestCatalogRuleProblems(t *testing.T) {
+	c := &extend.Catalog{
+		Agents:   []*extend.Agent{{Name: "a", File: "/w/.agent/agents/a.md", DisallowedTools: []string{"Bash(rm:*", "Write"}}},
+		Commands: []*extend.Command{{Name: "c", File: "/w/.agent/commands/c.md", AllowedTools: []string{"Bash(git:*)", "Bash(git"}}},
+	}
+	got := strings.Join(catalogProblems(c), "\n")
+	for _, want := range []string{`/w/.agent/agents/a.md: disallowedTools entry "Bash(rm:*" is not a permission rule`, "the agent does not start",
+		`/w/.agent/commands/c.md: allowed-tools entry "Bash(git" is not a permission rule`, "it allows nothing"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("problems lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Count(got, "\n") != 1 {
+		t.Errorf("good entries were reported:\n%s", got)
+	}
+}

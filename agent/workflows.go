@@ -41,11 +41,22 @@ func catalogProblems(c *extend.Catalog) []string {
 			out = append(out, file+": "+p.String())
 		}
 	}
+	// Entries that are not permission rules (the front matter reader does
+	// not know the rule syntax).
+	badRules := func(file, key string, entries []string, effect string) {
+		for _, e := range entries {
+			if _, err := config.ParseRule(e); err != nil {
+				out = append(out, fmt.Sprintf("%s: %s entry %s is not a permission rule (%v); %s", file, key, quote.Q(e), err, effect))
+			}
+		}
+	}
 	for _, a := range c.Agents {
 		add(a.File, a.Problems)
+		badRules(a.File, "disallowedTools", a.DisallowedTools, "the agent does not start")
 	}
 	for _, cmd := range c.Commands {
 		add(cmd.File, cmd.Problems)
+		badRules(cmd.File, "allowed-tools", cmd.AllowedTools, "it allows nothing")
 		if cmd.Shadowed != "" && cmd.Usable() {
 			out = append(out, fmt.Sprintf("%s: /%s is %s's; this one is /%s", cmd.File, cmd.Name, cmd.Shadowed, cmd.Qualified))
 		}
@@ -139,7 +150,7 @@ func (c *WorkspaceSession) commandModel(m string) string {
 }
 
 // rulesOf reads allowed-tools entries as rules; an entry that is not a
-// rule allows nothing and is skipped.
+// rule allows nothing (catalogProblems reported it).
 func rulesOf(entries []string) []config.Rule {
 	var out []config.Rule
 	for _, e := range entries {
