@@ -152,7 +152,8 @@ func agentFromFields(fields []Field, probs []Problem, file string, scope Scope) 
 }
 
 func readAgent(path string, scope Scope) *Agent {
-	fields, probs, size, err := readFront(path)
+	fr, err := readFront(path)
+	fields, probs, size := fr.fields, fr.probs, fr.bodySize
 	if err != nil {
 		return &Agent{File: path, Scope: scope, Fatal: true, Problems: []Problem{{0, err.Error()}}, Name: strings.TrimSuffix(pathBase(path), ".md")}
 	}

@@ -76,7 +76,8 @@ func readCommand(f mdFile, scope Scope) *Command {
 		c.Fatal = true
 		return c
 	}
-	fields, probs, size, err := readFront(f.path)
+	fr, err := readFront(f.path)
+	fields, probs, size := fr.fields, fr.probs, fr.bodySize
 	if err != nil {
 		c.Problems, c.Fatal = append(c.Problems, Problem{0, err.Error()}), true
 		return c
@@ -93,11 +94,8 @@ func readCommand(f mdFile, scope Scope) *Command {
 	c.Model = m["model"].Str
 	if c.Description == "" {
 		// Claude Code shows the body's first line.
-		if head, _, err := readHead(f.path, headFirst); err == nil {
-			_, body, _ := ParseFrontMatter(string(head))
-			line, _, _ := strings.Cut(strings.TrimSpace(body), "\n")
-			c.Description = strings.TrimSpace(strings.TrimLeft(line, "# "))
-		}
+		line, _, _ := strings.Cut(strings.TrimSpace(fr.bodyHead), "\n")
+		c.Description = strings.TrimSpace(strings.TrimLeft(line, "# "))
 	}
 	if size > MaxBody {
 		c.Problems = append(c.Problems, Problem{0, fmt.Sprintf("the body is over %d KiB", MaxBody>>10)})

@@ -167,12 +167,21 @@ func readHead(path string, n int) ([]byte, int64, error) {
 	return buf, fi.Size(), nil
 }
 
+// front is what readFront read of a file: its front matter, the size of
+// the body after it, and the start of that body (what the head held).
+type front struct {
+	fields   []Field
+	probs    []Problem
+	bodySize int64
+	bodyHead string
+}
+
 // readFront reads a file's front matter, reading its head only (the body
-// is read when used). bodySize is the size of the body after it.
-func readFront(path string) ([]Field, []Problem, int64, error) {
+// is read when used).
+func readFront(path string) (front, error) {
 	head, size, err := readHead(path, headFirst)
 	if err != nil {
-		return nil, nil, 0, err
+		return front{}, err
 	}
 	fields, body, probs := ParseFrontMatter(string(head))
 	if size > int64(len(head)) && strings.HasPrefix(string(head), "---") && len(fields) == 0 && len(probs) > 0 {
@@ -181,7 +190,7 @@ func readFront(path string) ([]Field, []Problem, int64, error) {
 			fields, body, probs = ParseFrontMatter(string(head))
 		}
 	}
-	return fields, probs, size - int64(len(head)-len(body)), nil
+	return front{fields, probs, size - int64(len(head)-len(body)), body}, nil
 }
 
 // readBody reads a file whole (at most the front matter's room plus

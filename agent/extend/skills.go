@@ -85,7 +85,8 @@ func discoverSkills(o Options, cat *Catalog) []*Skill {
 
 func readSkill(dir, file, folder string, scope Scope) *Skill {
 	s := &Skill{Dir: dir, File: file, Scope: scope, Name: folder}
-	fields, probs, size, err := readFront(file)
+	fr, err := readFront(file)
+	fields, probs, size := fr.fields, fr.probs, fr.bodySize
 	if err != nil {
 		s.Problems, s.Fatal = []Problem{{0, err.Error()}}, true
 		return s
