@@ -1058,3 +1058,37 @@ func TestE2ESandboxRunEarlyHelper(t *testing.T) {
 		}
 	})
 }
+
+// TestE2ESandboxRunLeavesNoChild: a helper started at init for a command
+// line that is then refused (a bad mode, a bad flag, no HOME, settings
+// that do not parse, settings that turn the sandbox off) is ended and
+// waited for; nothing is left to the process that adopts orphans (this
+// test, as a subreaper).
+func TestE2ESandboxRunLeavesNoChild(t *testing.T) {
+	needSandbox(t, false)
+	const prSetChildSubreaper = 36
+	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
+		t.Skip(e)
+	}
+	defer syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 0, 0)
+	s := newSandbox(t)
+	s.run("", "sandbox", "run", "--mode", "yolo", "--", "true")
+	s.run("", "sandbox", "run", "--bogus", "--", "true")
+	s.write("~/.agent/settings.json", `{bad`)
+	s.run("", "sandbox", "run", "--", "true")
+	s.write("~/.agent/settings.json", `{"sandbox": {"mode": "danger-full-access"}}`)
+	s.run("", "sandbox", "run", "--", "true")
+	time.Sleep(300 * time.Millisecond) // an orphan would have ended by now
+	var left []int
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if err != nil || pid <= 0 {
+			break
+		}
+		left = append(left, pid)
+	}
+	if len(left) > 0 {
+		t.Fatalf("processes left behind: %v", left)
+	}
+}

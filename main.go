@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"agent/internal/quote"
+	sbox "agent/internal/sandbox"
 )
 
 // version is set at link time (-ldflags "-X main.version=1.2.3"); otherwise
@@ -93,6 +94,7 @@ func main() {
 	}()
 	code := runGuarded(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})
 	cancel(nil)
+	sbox.EndEarly() // a helper started for a command line that did not run
 	os.Exit(code)
 }
 

@@ -282,8 +282,36 @@ func (e *Early) take(pol *Policy) *helperStart {
 }
 
 // Close ends the helper if Box.Start has not taken it (a caller that
-// returns before starting its command); idempotent.
-func (e *Early) Close() { e.discard() }
+// returns before starting its command), and waits for it: the agent exits
+// next, and must leave no child behind; idempotent.
+func (e *Early) Close() {
+	if e == nil || e.used {
+		return
+	}
+	e.used = true
+	e.h.policyW.Close()
+	e.h.statusR.Close()
+	e.h.reap()
+}
+
+// EndEarly ends and waits for the helper started at init when nothing
+// adopted it (the command line was refused before agent sandbox run ran):
+// main calls it before exiting, so that no child is left behind.
+func EndEarly() {
+	eh := early.Take()
+	if eh == nil {
+		return
+	}
+	syscall.Close(eh.PolicyW) // the helper reads no policy and ends
+	syscall.Close(eh.StatusR)
+	syscall.Close(eh.StderrR)
+	var ws syscall.WaitStatus
+	for {
+		if _, err := syscall.Wait4(eh.Pid, &ws, 0, nil); err != syscall.EINTR {
+			return
+		}
+	}
+}
 
 // discard ends an early helper Box.Start did not take.
 func (e *Early) discard() {

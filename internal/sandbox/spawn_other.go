@@ -59,3 +59,6 @@ func (*Early) wait() error { return errors.New("the sandbox needs Linux") }
 
 // Close does nothing off Linux.
 func (*Early) Close() {}
+
+// EndEarly does nothing off Linux.
+func EndEarly() {}
