@@ -52,6 +52,10 @@ func testTempDir(prefix string) (string, error) {
 func agentBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		if bin := os.Getenv(reaperTestEnv); bin != "" {
+			builtPath = bin // the parent test process built it
+			return
+		}
 		dir, err := testTempDir("bin-")
 		if err != nil {
 			buildErr = err

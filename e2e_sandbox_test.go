@@ -1062,15 +1062,25 @@ func TestE2ESandboxRunEarlyHelper(t *testing.T) {
 // TestE2ESandboxRunLeavesNoChild: a helper started at init for a command
 // line that is then refused (a bad mode, a bad flag, no HOME, settings
 // that do not parse, settings that turn the sandbox off) is ended and
-// waited for; nothing is left to the process that adopts orphans (this
-// test, as a subreaper).
+// waited for; nothing is left to the process that adopts orphans. That
+// process is a child test process of its own (reaperTestEnv): in this
+// one, a child another test started and has not yet waited for would be
+// reaped and counted too.
 func TestE2ESandboxRunLeavesNoChild(t *testing.T) {
 	needSandbox(t, false)
+	if os.Getenv(reaperTestEnv) == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestE2ESandboxRunLeavesNoChild$", "-test.v")
+		cmd.Env = append(os.Environ(), reaperTestEnv+"="+agentBinary(t))
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestE2ESandboxRunLeavesNoChild") {
+			t.Fatalf("child test process: %v\n%s", err, out)
+		}
+		return
+	}
 	const prSetChildSubreaper = 36
 	if _, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); e != 0 {
 		t.Skip(e)
 	}
-	defer syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 0, 0)
 	s := newSandbox(t)
 	s.run("", "sandbox", "run", "--mode", "yolo", "--", "true")
 	s.run("", "sandbox", "run", "--bogus", "--", "true")
@@ -1092,3 +1102,7 @@ func TestE2ESandboxRunLeavesNoChild(t *testing.T) {
 		t.Fatalf("processes left behind: %v", left)
 	}
 }
+
+// reaperTestEnv, set, makes the test process a child one of
+// TestE2ESandboxRunLeavesNoChild, and names the agent binary to run.
+const reaperTestEnv = "AGENT_TEST_REAPER_BINARY"

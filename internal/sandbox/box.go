@@ -353,7 +353,10 @@ func (b *Box) start(build func() *exec.Cmd, req Request, probe bool) (*Run, erro
 			b.policyPaths(pol, req.Profile, useNS, look)
 			err = h.handOver(pol)
 		} else if h.early != nil {
-			h.abandon() // an early helper whose command could not be described
+			// An early helper whose command could not be described: it
+			// ends, and Early.Close waits for it.
+			h.early.taken = false
+			h.end()
 		}
 		if errors.Is(err, errNamespaces) && attempt == 0 {
 			b.learnNamespaces(false, err.Error())

@@ -197,7 +197,8 @@ func (h *helperStart) fits(pol *Policy) bool {
 type Early struct {
 	h      *helperStart
 	pid    int
-	used   bool
+	used   bool // taken or ended
+	taken  bool // its Run waits for it
 	proc   *os.Process
 	stderr *os.File
 	copied chan struct{} // closed when the helper's stderr is copied out
@@ -275,9 +276,10 @@ func (e *Early) take(pol *Policy) *helperStart {
 	}
 	e.used = true
 	if !e.h.fits(pol) {
-		e.h.abandon()
+		e.h.end()
 		return nil
 	}
+	e.taken = true
 	return e.h
 }
 
@@ -285,12 +287,13 @@ func (e *Early) take(pol *Policy) *helperStart {
 // returns before starting its command), and waits for it: the agent exits
 // next, and must leave no child behind; idempotent.
 func (e *Early) Close() {
-	if e == nil || e.used {
+	if e == nil || e.taken {
 		return
 	}
-	e.used = true
-	e.h.policyW.Close()
-	e.h.statusR.Close()
+	if !e.used {
+		e.used = true
+		e.h.end()
+	}
 	e.h.reap()
 }
 
@@ -313,13 +316,15 @@ func EndEarly() {
 	}
 }
 
-// discard ends an early helper Box.Start did not take.
+// discard ends an early helper Box.Start did not take. Close waits for it
+// (not a goroutine, which the agent's exit could outrun, leaving the
+// helper to whoever adopts orphans).
 func (e *Early) discard() {
 	if e == nil || e.used {
 		return
 	}
 	e.used = true
-	e.h.abandon()
+	e.h.end()
 }
 
 // statusError is the failure a helper reported: its message, which wraps
@@ -356,9 +361,15 @@ func (h *helperStart) reap() {
 // abandon ends a started helper that has not had its policy: it reads
 // nothing, says so and exits; it is reaped in the background.
 func (h *helperStart) abandon() {
+	h.end()
+	go h.reap()
+}
+
+// end closes the helper's policy and status pipes: a helper still waiting
+// for its policy reads none and exits.
+func (h *helperStart) end() {
 	h.policyW.Close()
 	h.statusR.Close()
-	go h.reap()
 }
 
 func (h *helperStart) closeAll() {
