@@ -21,6 +21,7 @@ import (
 	"agent/config"
 	"agent/internal/quote"
 	sbox "agent/internal/sandbox"
+	"agent/internal/strictjson"
 )
 
 // Exit codes of agent sandbox run besides the command's own
@@ -40,9 +41,15 @@ func (e *env) sandboxSettings(mode string) (ws string, s config.SandboxSettings,
 		return "", s, nil, err
 	}
 	trusted, terr := config.IsTrusted(e.home, ws)
+	if terr != nil {
+		// The project's settings, and so its sandbox keys, are not read.
+		diags = append(diags, fmt.Sprintf("%v; the workspace is treated as untrusted", terr))
+	}
 	loaded := config.Load(config.Options{Home: e.home, Workspace: ws, Trusted: trusted && terr == nil})
 	for _, d := range loaded.Diagnostics {
-		if strings.HasPrefix(string(d.Path), "$.sandbox") || strings.Contains(string(d.Path), ".sandbox") {
+		// What concerns the sandbox's keys, and every file skipped whole
+		// (its sandbox keys with it).
+		if d.Path == "" || d.Path == strictjson.Root || strings.HasPrefix(string(d.Path), "$.sandbox") || strings.Contains(string(d.Path), ".sandbox") {
 			diags = append(diags, d.String())
 		}
 	}

@@ -885,6 +885,28 @@ func TestE2ESandboxMissingPaths(t *testing.T) {
 	}
 }
 
+// TestE2ESandboxSkippedSettings: a settings file skipped whole (its
+// sandbox keys with it) is said by sandbox run and sandbox check, with its
+// path: the command would otherwise run under settings the user did not
+// write, unsaid.
+func TestE2ESandboxSkippedSettings(t *testing.T) {
+	needSandbox(t, false)
+	s := newSandbox(t)
+	s.write("~/.agent/settings.json", `{"sandbox": {"mode": "read-only",}}`)
+	want := filepath.Join(s.Home, ".agent", "settings.json") + ": not valid JSON"
+	r := s.run("", "sandbox", "run", "--", "true")
+	if r.Code != 0 || !strings.Contains(r.Stderr, "agent: "+want) || !strings.Contains(r.Stderr, "file skipped") {
+		t.Fatalf("run: %+v", r)
+	}
+	if r := s.run("", "sandbox", "check"); !strings.Contains(r.Stdout, "diagnostic: "+want) {
+		t.Fatalf("check: %+v", r)
+	}
+	s.write("~/.agent/settings.json", `["not", "an", "object"]`)
+	if r := s.run("", "sandbox", "run", "--", "true"); !strings.Contains(r.Stderr, "expected an object") {
+		t.Fatalf("run: %+v", r)
+	}
+}
+
 // TestE2ESandboxRunUsage: the usage errors of agent sandbox run.
 func TestE2ESandboxRunUsage(t *testing.T) {
 	s := newSandbox(t)
