@@ -2,7 +2,7 @@ package main
 
 // Benchmarks that run the built binary (issue targets: `agent --version`
 // and `agent mcp list` with 50 server definitions each under 5 ms wall and
-// 12 MB peak RSS). Run: go test -run x -bench Binary .
+// 12 MB peak RSS). Run: go test -run '^$' -bench Binary .
 //
 // The runs go through testdata/rssprobe, which reports the true peak RSS
 // of each child (see its doc comment).

@@ -8,7 +8,7 @@ package main
 // every HTTP server"; docs/performance.md, "mcp serve (mcp, main)" and
 // "External events (events)").
 //
-// Run: go test -run x -bench IdleFlood -benchtime 50x .
+// Run: go test -run '^$' -bench IdleFlood -benchtime 50x .
 
 import (
 	"bufio"

@@ -2,7 +2,7 @@ package main
 
 // The sandbox's start-up cost (docs/performance.md, "Sandbox"; issue
 // target: `agent sandbox run -- true` within 4 ms of `true` run
-// unconfined, median). Run: go test -run x -bench SandboxRun .
+// unconfined, median). Run: go test -run '^$' -bench SandboxRun .
 
 import (
 	"os"

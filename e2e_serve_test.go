@@ -801,7 +801,7 @@ func TestE2EServeRemoteNoTrustedProxy(t *testing.T) {
 
 // ---- benchmarks through the binary (docs/performance.md, "mcp serve (mcp, main)") ----
 //
-// Run: go test -run x -bench Serve -benchtime 200x .
+// Run: go test -run '^$' -bench Serve -benchtime 200x .
 
 // benchServeSandbox is a trusted workspace with a file that Read may open
 // (Read is inspection: it runs in the default mode).
