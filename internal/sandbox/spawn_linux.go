@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -38,7 +39,15 @@ func namespacesLearned(works bool, why string) {
 // starting a throwaway child of its own. Begun when a box is made, it is
 // done by the time the helper starts instead of delaying it
 // (docs/performance.md, "Sandbox").
+//
+// Not when a helper was started at init and adopted (AdoptEarly): that
+// process is started already, and the check would cost agent sandbox run
+// a process start it does not need; a box that cannot use that helper
+// makes the check when it starts its own.
 var warmProcessStart = sync.OnceFunc(func() {
+	if earlyAdopted.Load() {
+		return
+	}
 	go func() {
 		if p, err := os.FindProcess(os.Getpid()); err == nil {
 			p.Release()
@@ -217,6 +226,7 @@ func AdoptEarly(ctx context.Context, stderr io.Writer) *Early {
 	if eh == nil {
 		return nil
 	}
+	earlyAdopted.Store(true)
 	e := &Early{pid: eh.Pid, copied: make(chan struct{}), ctx: ctx}
 	e.h = &helperStart{early: e, policyW: os.NewFile(uintptr(eh.PolicyW), "policy"), statusR: os.NewFile(uintptr(eh.StatusR), "status"),
 		ns: eh.NS, userns: eh.UserNS}
@@ -237,6 +247,9 @@ func AdoptEarly(ctx context.Context, stderr io.Writer) *Early {
 	e.proc = &os.Process{Pid: e.pid}
 	return e
 }
+
+// earlyAdopted is set once AdoptEarly has returned a helper.
+var earlyAdopted atomic.Bool
 
 // waitDelay is how long an interrupted command has to end before it is
 // killed, and how long its stderr may stay open after it ended (a

@@ -25,6 +25,21 @@ func TestEarlyNeedsNoNetworkNamespace(t *testing.T) {
 	}
 }
 
+// TestEarlyModesAgree: early.Wanted, which cannot import the mode table,
+// starts a helper for exactly the --mode values that parse to a confining
+// mode.
+func TestEarlyModesAgree(t *testing.T) {
+	for _, name := range []string{"read-only", "workspace-write", "danger-full-access", "yolo", "", "READ-ONLY"} {
+		m, ok := ParseMode(name)
+		want := ok && m != confine.FullAccess
+		for _, args := range [][]string{{"agent", "sandbox", "run", "--mode", name, "--", "true"}, {"agent", "sandbox", "run", "--mode=" + name, "--", "true"}} {
+			if got := early.Wanted(args); got != want {
+				t.Errorf("early.Wanted(%q) = %v; ParseMode(%q) = %v, %v", args, got, name, m, ok)
+			}
+		}
+	}
+}
+
 // TestStatusError: a helper's reported failure says its errno's text once,
 // and wraps the errno.
 func TestStatusError(t *testing.T) {

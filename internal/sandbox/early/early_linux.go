@@ -68,8 +68,10 @@ func Take() *Helper {
 // Wanted reports whether a command line (program name first) runs
 // `agent sandbox run` in a mode that confines: the words after the program
 // are "sandbox run", and the flags before "--" neither ask for help nor set
-// --mode danger-full-access. A line it misjudges costs a helper started in
-// vain, or none started early: the command itself is not changed.
+// --mode to anything but a confining mode (danger-full-access runs no
+// helper; a mode the flag parser refuses, or none after --mode, ends in a
+// usage error). A line it misjudges costs a helper started in vain, or
+// none started early: the command itself is not changed.
 func Wanted(args []string) bool {
 	if len(args) < 3 || args[1] != "sandbox" || args[2] != "run" {
 		return false
@@ -82,16 +84,27 @@ func Wanted(args []string) bool {
 		case a == "-h" || a == "-help" || a == "--help":
 			return false
 		case a == "--mode" || a == "-mode":
-			if i+1 < len(args) && args[i+1] == "danger-full-access" {
+			if i+1 >= len(args) || !confining(args[i+1]) {
 				return false
 			}
 			i++
-		case a == "--mode=danger-full-access" || a == "-mode=danger-full-access":
-			return false
+		case hasPrefix(a, "--mode="):
+			if !confining(a[len("--mode="):]) {
+				return false
+			}
+		case hasPrefix(a, "-mode="):
+			if !confining(a[len("-mode="):]) {
+				return false
+			}
 		}
 	}
 	return true
 }
+
+// confining reports whether mode is a --mode value that confines.
+func confining(mode string) bool { return mode == "read-only" || mode == "workspace-write" }
+
+func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }
 
 // Predict says which namespaces a spawn of the sandbox package starts its
 // helper in on this machine, as it decides before its first spawn: a mount
