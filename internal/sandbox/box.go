@@ -353,10 +353,7 @@ func (b *Box) start(build func() *exec.Cmd, req Request, probe bool) (*Run, erro
 			b.policyPaths(pol, req.Profile, useNS, look)
 			err = h.handOver(pol)
 		} else if h.early != nil {
-			// An early helper whose command could not be described: it
-			// ends, and Early.Close waits for it.
-			h.early.taken = false
-			h.end()
+			h.early.release() // its command could not be described
 		}
 		if errors.Is(err, errNamespaces) && attempt == 0 {
 			b.learnNamespaces(false, err.Error())

@@ -296,6 +296,13 @@ func (e *Early) take(pol *Policy) *helperStart {
 	return e.h
 }
 
+// release ends a helper take returned whose command then could not be
+// described: Close waits for it.
+func (e *Early) release() {
+	e.taken = false
+	e.h.end()
+}
+
 // Close ends the helper if Box.Start has not taken it (a caller that
 // returns before starting its command), and waits for it: the agent exits
 // next, and must leave no child behind; idempotent.
@@ -369,13 +376,6 @@ func (h *helperStart) reap() {
 		return
 	}
 	h.cmd.Wait()
-}
-
-// abandon ends a started helper that has not had its policy: it reads
-// nothing, says so and exits; it is reaped in the background.
-func (h *helperStart) abandon() {
-	h.end()
-	go h.reap()
 }
 
 // end closes the helper's policy and status pipes: a helper still waiting

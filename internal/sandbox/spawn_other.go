@@ -43,7 +43,6 @@ func (*helperStart) spawn() error { return errors.New("the sandbox needs Linux")
 
 func (*helperStart) handOver(*Policy) error { return errors.New("the sandbox needs Linux") }
 
-func (*helperStart) abandon() {}
 
 // Early is nothing off Linux.
 type Early struct{ state *os.ProcessState }
@@ -54,6 +53,8 @@ func AdoptEarly(context.Context, io.Writer) *Early { return nil }
 func (*Early) take(*Policy) *helperStart { return nil }
 
 func (*Early) discard() {}
+
+func (*Early) release() {}
 
 func (*Early) wait() error { return errors.New("the sandbox needs Linux") }
 

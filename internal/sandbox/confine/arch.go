@@ -1,7 +1,5 @@
 package confine
 
-import "runtime"
-
 // archInfo is what the seccomp filter needs to know about one
 // architecture: its audit identifier, its byte order, its system call
 // numbers and the few constants that differ between architectures. The
@@ -73,10 +71,6 @@ func (a *archInfo) call(name string) (uint32, bool) {
 	n, ok := commonCalls[name]
 	return n, ok
 }
-
-// nativeArch is the architecture this binary runs on; nil where the filter
-// is not supported (the tier then has no seccomp layer).
-func nativeArch() *archInfo { return archs[runtime.GOARCH] }
 
 // Constants of the filter that are the same on every supported
 // architecture.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"syscall"
 	"unsafe"
@@ -69,6 +70,10 @@ func dropCapabilities() error {
 	}
 	return nil
 }
+
+// nativeArch is the architecture this binary runs on; nil where the filter
+// is not supported (the tier then has no seccomp layer).
+func nativeArch() *archInfo { return archs[runtime.GOARCH] }
 
 // installFilter installs the seccomp filter built for this architecture.
 func installFilter(p *Policy) error {
