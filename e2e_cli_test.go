@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -93,5 +95,34 @@ func TestE2EUsageErrorThroughTheBinary(t *testing.T) {
 	r := newSandbox(t).run("", "--permission-mode", "yolo", "-p", "hi")
 	if r.Code != 2 || r.Stdout != "" || !strings.Contains(r.Stderr, "--permission-mode must") || !strings.Contains(r.Stderr, "--help") {
 		t.Fatalf("%+v", r)
+	}
+}
+
+// TestE2EHomeMustBeAbsolute: a HOME that is unset or relative is refused
+// before anything is read or made (a relative one would put ~/.agent, with
+// its grants and settings, under the working directory, the workspace),
+// for every command but --version and help.
+func TestE2EHomeMustBeAbsolute(t *testing.T) {
+	for _, home := range []string{"", "rel", "./rel", "~", "rel/../rel"} {
+		for _, args := range [][]string{{"mcp", "list"}, {"sandbox", "check"}, {"sandbox", "run", "--", "true"}, {"-p", "hi"}} {
+			s := newSandbox(t)
+			s.Env = []string{"HOME=" + home}
+			r := s.run("", args...)
+			want := "HOME is not set"
+			if home != "" {
+				want = fmt.Sprintf("HOME is %q, not an absolute path", home)
+			}
+			if r.Code == 0 || !strings.Contains(r.Stderr, want) {
+				t.Errorf("HOME=%q agent %q: %+v", home, args, r)
+			}
+			if ents, _ := os.ReadDir(s.Work); len(ents) != 0 {
+				t.Errorf("HOME=%q agent %q made %v in the working directory", home, args, ents)
+			}
+		}
+	}
+	s := newSandbox(t)
+	s.Env = []string{"HOME=rel"}
+	if r := s.run("", "--version"); r.Code != 0 {
+		t.Errorf("--version: %+v", r)
 	}
 }

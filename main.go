@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"sort"
@@ -157,13 +158,26 @@ func run(ctx context.Context, args []string, s stdio) int {
 	runFn := cmd.build(f)
 	operands, err := f.parse(rest)
 	if err == nil {
-		if e.home == "" && cmd.path != "version" && cmd.path != "help" {
-			err = errors.New("HOME is not set: it decides where ~/.agent lives")
+		if herr := checkHome(e.home); herr != nil && cmd.path != "version" && cmd.path != "help" {
+			err = herr
 		} else {
 			err = runFn(ctx, e, operands)
 		}
 	}
 	return exitCode(ctx, e, cmd, f, err)
+}
+
+// checkHome refuses a HOME that cannot place ~/.agent: unset, or relative
+// (which would put the user's settings, grants and tokens under whatever
+// folder the agent runs in, the workspace included).
+func checkHome(home string) error {
+	switch {
+	case home == "":
+		return errors.New("HOME is not set: it decides where ~/.agent lives")
+	case !filepath.IsAbs(home):
+		return fmt.Errorf("HOME is %q, not an absolute path: it decides where ~/.agent lives", quote.V(home))
+	}
+	return nil
 }
 
 // findCommand finds the longest command path that prefixes args.

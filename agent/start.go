@@ -233,6 +233,11 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 			return nil, errors.New("HOME is not set: the user directory ~/.agent cannot be found")
 		}
 	}
+	if !filepath.IsAbs(home) {
+		// ~/.agent would be under the working directory: the workspace
+		// could then write the user's grants and settings.
+		return nil, fmt.Errorf("the home folder %q is not an absolute path: the user directory ~/.agent cannot be found", quote.V(home))
+	}
 	ws := opts.Workspace
 	if ws == "" {
 		wd, err := os.Getwd()

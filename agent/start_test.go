@@ -57,6 +57,32 @@ func TestStartRefusesBadMode(t *testing.T) {
 	}
 }
 
+// TestStartRefusesBadHome: a home folder unset or relative is refused,
+// from the options or from HOME, before anything is read or made.
+func TestStartRefusesBadHome(t *testing.T) {
+	_, ws := startSandbox(t, true)
+	for _, tc := range []struct {
+		name, home, env, want string
+	}{
+		{"no home", "", "", "HOME is not set"},
+		{"a relative HOME", "", "rel", `"rel" is not an absolute path`},
+		{"a relative home in the options", "./rel", "", `"./rel" is not an absolute path`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lookup := func(k string) (string, bool) {
+				if k == "HOME" && tc.env != "" {
+					return tc.env, true
+				}
+				return "", false
+			}
+			_, err := Start(t.Context(), StartOptions{Home: tc.home, Workspace: ws, LookupEnv: lookup, Provider: "local", BaseURL: "http://127.0.0.1:1/v1", Headless: true})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v", err)
+			}
+		})
+	}
+}
+
 // TestStartResume: a resumed session sends the stored conversation,
 // appends to the same transcript (after a torn last line), and numbers its
 // turns after the stored ones.

@@ -43,7 +43,6 @@ func (*helperStart) spawn() error { return errors.New("the sandbox needs Linux")
 
 func (*helperStart) handOver(*Policy) error { return errors.New("the sandbox needs Linux") }
 
-
 // Early is nothing off Linux.
 type Early struct{ state *os.ProcessState }
 
