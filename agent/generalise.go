@@ -14,34 +14,44 @@ import (
 	"agent/agent/tools"
 )
 
-// exactCommands are first words whose prefix rule would allow far more
+// exactCommand reports first words whose prefix rule would allow far more
 // than the command asked: programs that run another command given as
 // arguments, and destructive ones. Their commands are allowed exactly.
-var exactCommands = map[string]bool{
-	"sh": true, "bash": true, "zsh": true, "fish": true, "dash": true, "ksh": true, "csh": true, "tcsh": true,
-	"env": true, "xargs": true, "sudo": true, "su": true, "doas": true, "eval": true, "exec": true, "command": true,
-	"builtin": true, "nohup": true, "time": true, "timeout": true, "nice": true, "ionice": true, "watch": true,
-	"strace": true, "find": true, "parallel": true, "ssh": true,
-	"rm": true, "rmdir": true, "dd": true, "mkfs": true, "shred": true, "chmod": true, "chown": true, "chgrp": true,
-	"kill": true, "pkill": true, "killall": true, "shutdown": true, "reboot": true,
+func exactCommand(name string) bool {
+	switch name {
+	case "sh", "bash", "zsh", "fish", "dash", "ksh", "csh", "tcsh", "env", "xargs", "sudo",
+		"su", "doas", "eval", "exec", "command", "builtin", "nohup", "time", "timeout", "nice",
+		"ionice", "watch", "strace", "find", "parallel", "ssh", "rm", "rmdir", "dd", "mkfs",
+		"shred", "chmod", "chown", "chgrp", "kill", "pkill", "killall", "shutdown", "reboot":
+		return true
+	}
+	return false
 }
 
-// subcommands are programs whose second word names what they do (git
+// hasSubcommand reports programs whose second word names what they do (git
 // status, go test): the rule keeps it. Other programs keep their first
 // word only (ls -la is ls).
-var subcommands = map[string]bool{
-	"git": true, "go": true, "npm": true, "pnpm": true, "yarn": true, "bun": true, "deno": true, "cargo": true,
-	"rustup": true, "docker": true, "podman": true, "kubectl": true, "helm": true, "make": true, "just": true,
-	"gh": true, "terraform": true, "tofu": true, "dotnet": true, "mvn": true, "gradle": true, "pip": true,
-	"pip3": true, "uv": true, "poetry": true, "pipenv": true, "conda": true, "brew": true, "apt": true,
-	"apt-get": true, "dnf": true, "yum": true, "systemctl": true, "nix": true, "bazel": true, "mix": true,
-	"bundle": true, "gem": true, "composer": true, "flutter": true, "dart": true, "swift": true, "aws": true,
-	"gcloud": true, "az": true, "hg": true, "svn": true, "jj": true,
+func hasSubcommand(name string) bool {
+	switch name {
+	case "git", "go", "npm", "pnpm", "yarn", "bun", "deno", "cargo", "rustup", "docker",
+		"podman", "kubectl", "helm", "make", "just", "gh", "terraform", "tofu", "dotnet", "mvn",
+		"gradle", "pip", "pip3", "uv", "poetry", "pipenv", "conda", "brew", "apt", "apt-get",
+		"dnf", "yum", "systemctl", "nix", "bazel", "mix", "bundle", "gem", "composer", "flutter",
+		"dart", "swift", "aws", "gcloud", "az", "hg", "svn", "jj":
+		return true
+	}
+	return false
 }
 
-// scriptRunners take a script's name after "run" (npm run test): the rule
-// keeps the script.
-var scriptRunners = map[string]bool{"npm": true, "pnpm": true, "yarn": true, "bun": true}
+// scriptRunner reports the programs that take a script's name after
+// "run" (npm run test): the rule keeps the script.
+func scriptRunner(name string) bool {
+	switch name {
+	case "npm", "pnpm", "yarn", "bun":
+		return true
+	}
+	return false
+}
 
 // Generalise returns the allow rules an answer for the session or the
 // project records for this call: for Bash one prefix rule per simple
@@ -104,15 +114,15 @@ func commandPrefix(seg string) (string, bool) {
 	first := seg[words[0][0]:words[0][1]]
 	name := filepath.Base(strings.Trim(first, `"'`))
 	switch {
-	case isAssignment(first), strings.ContainsAny(first, "*$`<>"), exactCommands[name]:
+	case isAssignment(first), strings.ContainsAny(first, "*$`<>"), exactCommand(name):
 		return "", false
 	}
 	end := words[0][1]
-	if len(words) > 1 && subcommands[name] {
+	if len(words) > 1 && hasSubcommand(name) {
 		second := seg[words[1][0]:words[1][1]]
 		if plainWord(second, false) {
 			end = words[1][1]
-			if scriptRunners[name] && second == "run" && len(words) > 2 && plainWord(seg[words[2][0]:words[2][1]], true) {
+			if scriptRunner(name) && second == "run" && len(words) > 2 && plainWord(seg[words[2][0]:words[2][1]], true) {
 				end = words[2][1]
 			}
 		}

@@ -9,7 +9,17 @@ import (
 // (docs/reference/runtime.md, "Subagents, commands and skills").
 
 // strictness orders the modes from the most permissive.
-var strictness = map[permMode]int{permBypass: 0, permAcceptEdits: 1, permDefault: 2, permPlan: 3}
+func strictness(m permMode) int {
+	switch m {
+	case permBypass:
+		return 0
+	case permAcceptEdits:
+		return 1
+	case permDefault:
+		return 2
+	}
+	return 3 // permPlan
+}
 
 // Narrow returns a checker for a subagent: the same rules (the session's
 // allowed ones included) plus extra deny rules, in the stricter of this
@@ -20,7 +30,7 @@ func (c *Checker) Narrow(mode string, deny []config.Rule) *Checker {
 	n := &Checker{ws: c.ws, home: c.home, parent: c, autoAllow: c.autoAllow, onEscal: c.onEscal}
 	m := permMode(c.mode.Load())
 	if mode != "" {
-		if own := parsePermMode(mode); strictness[own] > strictness[m] {
+		if own := parsePermMode(mode); strictness(own) > strictness(m) {
 			m = own
 		}
 	}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"strconv"
+	"sync"
 
 	"agent/internal/strictjson"
 )
@@ -50,7 +51,9 @@ type HookHandler struct {
 
 // hookFields are the handler fields read; the others Claude Code knows
 // are reported as not supported.
-var hookLaterFields = map[string]bool{"async": true, "once": true, "if": true, "shell": true, "model": true, "prompt": true, "url": true, "headers": true, "asyncRewake": true}
+var hookLaterFields = sync.OnceValue(func() map[string]bool {
+	return map[string]bool{"async": true, "once": true, "if": true, "shell": true, "model": true, "prompt": true, "url": true, "headers": true, "asyncRewake": true}
+})
 
 func (l *loader) hooks(f File, p strictjson.Path, v *strictjson.Value) {
 	if v.Kind != strictjson.Object {
@@ -166,7 +169,7 @@ func (l *loader) hookHandler(f File, p strictjson.Path, h *strictjson.Value) (Ho
 			hh.FailClosed = m.Value.Bool
 		default:
 			ok = true
-			if hookLaterFields[m.Key] {
+			if hookLaterFields()[m.Key] {
 				l.diag(f.Path, p.Key(m.Key), "not supported here; ignored")
 			} else {
 				l.diag(f.Path, p.Key(m.Key), "unknown key; ignored")

@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"agent/internal/strictjson"
@@ -69,34 +70,36 @@ func optEnum(vals ...string) optKind { return optKind{kind: strictjson.String, e
 // (docs/reference/settings.md, "providers"; client, executor, logger and
 // payloadLogger are Go values, not settings). baseURL, model, timeout and
 // apiKey are common and handled apart.
-var providerOptions = map[string]map[string]optKind{
-	"messages": {},
-	"responses": {
-		"organization": optString, "defaultModel": optString,
-		"apiSurface":     optEnum("responses", "chat-completions"),
-		"responseFormat": optEnum("text", "json_object", "json_schema"),
-		"jsonSchema":     optObject, "reasoning": optObject, "store": optBool,
-		"includeEncryptedReasoning": optBool, "strictTools": optBool,
-		"nativeWebTools": optObject, "includeStreamUsage": optBool,
-	},
-	"genai": {
-		"defaultModel":     optString,
-		"responseMimeType": optEnum("text/plain", "application/json"),
-		"responseSchema":   optObject, "responseJsonSchema": optObject,
-		"thinkingConfig": optObject, "safetySettings": optArray, "toolConfig": optObject,
-		"defaultResponseModalities": optArray, "imageCapableModels": optArray,
-	},
-	"reasoning": {
-		"defaultModel":    optString,
-		"thinking":        optEnum("enabled", "disabled"),
-		"reasoningEffort": optEnum("low", "medium", "high", "xhigh", "max"),
-	},
-	"regional": {
-		"defaultModel": optString, "responsesBaseURL": optString, "builtInWebTools": optObject,
-		"region": optEnum("singapore", "usVirginia", "beijing", "hongKong"),
-	},
-	"local": {"defaultModel": optString},
-}
+var providerOptions = sync.OnceValue(func() map[string]map[string]optKind {
+	return map[string]map[string]optKind{
+		"messages": {},
+		"responses": {
+			"organization": optString, "defaultModel": optString,
+			"apiSurface":     optEnum("responses", "chat-completions"),
+			"responseFormat": optEnum("text", "json_object", "json_schema"),
+			"jsonSchema":     optObject, "reasoning": optObject, "store": optBool,
+			"includeEncryptedReasoning": optBool, "strictTools": optBool,
+			"nativeWebTools": optObject, "includeStreamUsage": optBool,
+		},
+		"genai": {
+			"defaultModel":     optString,
+			"responseMimeType": optEnum("text/plain", "application/json"),
+			"responseSchema":   optObject, "responseJsonSchema": optObject,
+			"thinkingConfig": optObject, "safetySettings": optArray, "toolConfig": optObject,
+			"defaultResponseModalities": optArray, "imageCapableModels": optArray,
+		},
+		"reasoning": {
+			"defaultModel":    optString,
+			"thinking":        optEnum("enabled", "disabled"),
+			"reasoningEffort": optEnum("low", "medium", "high", "xhigh", "max"),
+		},
+		"regional": {
+			"defaultModel": optString, "responsesBaseURL": optString, "builtInWebTools": optObject,
+			"region": optEnum("singapore", "usVirginia", "beijing", "hongKong"),
+		},
+		"local": {"defaultModel": optString},
+	}
+})
 
 // ModelRef is the defaultModel setting (docs/reference/settings.md,
 // "defaultModel").
@@ -178,7 +181,7 @@ func (l *loader) providers(f File, p strictjson.Path, v *strictjson.Value) {
 	}
 	for _, pm := range v.Members {
 		pp := p.Key(pm.Key)
-		allowed, ok := providerOptions[pm.Key]
+		allowed, ok := providerOptions()[pm.Key]
 		if !ok {
 			l.diag(f.Path, pp, "unknown provider id (known: %s); ignored", strings.Join(ProviderIDs, ", "))
 			continue

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"agent/internal/quote"
@@ -115,12 +116,14 @@ func normaliseType(t string) string {
 
 // fieldTypes says which definition fields apply to which types
 // (docs/reference/settings.md, "mcpServers").
-var fieldTypes = map[string]string{
-	"type": "all", "timeout": "all",
-	"command": "stdio", "args": "stdio", "cwd": "stdio", "env": "stdio",
-	"url": "remote", "headers": "remote", "headersHelper": "remote", "oauth": "remote",
-	"sandbox": "stdio",
-}
+var fieldTypes = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"type": "all", "timeout": "all",
+		"command": "stdio", "args": "stdio", "cwd": "stdio", "env": "stdio",
+		"url": "remote", "headers": "remote", "headersHelper": "remote", "oauth": "remote",
+		"sandbox": "stdio",
+	}
+})
 
 // secretKeys are refused by name anywhere in a definition
 // (docs/reference/settings.md, "mcpServers").
@@ -178,7 +181,7 @@ func parseServer(name string, f File, p strictjson.Path, v *strictjson.Value, op
 			bad(kp, "%s", secretRefusal)
 			continue
 		}
-		applies, known := fieldTypes[m.Key]
+		applies, known := fieldTypes()[m.Key]
 		if !known {
 			bad(kp, "unknown field")
 			continue

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"agent/internal/quote"
@@ -259,7 +260,7 @@ func (l *loader) file(f File, root *strictjson.Value) {
 	for _, m := range root.Members {
 		// Other top-level keys belong to other tools sharing these files
 		// (the .compat files): they are left alone.
-		if load := topLevelKeys[m.Key]; load != nil {
+		if load := topLevelKeys()[m.Key]; load != nil {
 			load(l, f, strictjson.Root.Key(m.Key), m.Value)
 		}
 	}
@@ -267,45 +268,47 @@ func (l *loader) file(f File, root *strictjson.Value) {
 
 // topLevelKeys reads each top-level key of a settings file
 // (docs/reference/settings.md).
-var topLevelKeys = map[string]func(l *loader, f File, p strictjson.Path, v *strictjson.Value){
-	"mcpServers": (*loader).servers,
-	"mcpHeaderHelpers": func(l *loader, f File, p strictjson.Path, v *strictjson.Value) {
-		if f.Scope != User {
-			l.diag(f.Path, p, "ignored: only user settings may allow a header helper (move the list to ~/.agent/settings.json)")
-			return
-		}
-		l.headerHelpers(f, p, v)
-	},
-	"mcp": (*loader).mcp,
-	"mcpAllowedNetworks": func(l *loader, f File, p strictjson.Path, v *strictjson.Value) {
-		if f.Scope != User {
-			l.diag(f.Path, p, "ignored: only user settings may allow extra networks")
-			return
-		}
-		l.allowedNetworks(f, p, v)
-	},
-	"permissions":  (*loader).permissions,
-	"defaultModel": (*loader).defaultModel,
-	"providers":    (*loader).providers,
-	"systemPrompt": func(l *loader, f File, p strictjson.Path, v *strictjson.Value) {
-		if t := l.textSetting(f, p, v); t != nil {
-			l.s.Prompt.SystemPrompt = t
-		}
-	},
-	"appendSystemPrompt": func(l *loader, f File, p strictjson.Path, v *strictjson.Value) {
-		if t := l.textSetting(f, p, v); t != nil {
-			l.s.Prompt.AppendSystemPrompt = t
-		}
-	},
-	"instructions":    (*loader).instructions,
-	"autoCompact":     (*loader).autoCompact,
-	"autoCompactAt":   (*loader).autoCompactAt,
-	"models":          (*loader).models,
-	"sandbox":         (*loader).sandboxKeys,
-	"modelPrices":     (*loader).modelPrices,
-	"hooks":           (*loader).hooks,
-	"disableAllHooks": (*loader).disableAllHooks,
-}
+var topLevelKeys = sync.OnceValue(func() map[string]func(l *loader, f File, p strictjson.Path, v *strictjson.Value) {
+	return map[string]func(l *loader, f File, p strictjson.Path, v *strictjson.Value){
+		"mcpServers": (*loader).servers,
+		"mcpHeaderHelpers": func(l *loader, f File, p strictjson.Path, v *strictjson.Value) {
+			if f.Scope != User {
+				l.diag(f.Path, p, "ignored: only user settings may allow a header helper (move the list to ~/.agent/settings.json)")
+				return
+			}
+			l.headerHelpers(f, p, v)
+		},
+		"mcp": (*loader).mcp,
+		"mcpAllowedNetworks": func(l *loader, f File, p strictjson.Path, v *strictjson.Value) {
+			if f.Scope != User {
+				l.diag(f.Path, p, "ignored: only user settings may allow extra networks")
+				return
+			}
+			l.allowedNetworks(f, p, v)
+		},
+		"permissions":  (*loader).permissions,
+		"defaultModel": (*loader).defaultModel,
+		"providers":    (*loader).providers,
+		"systemPrompt": func(l *loader, f File, p strictjson.Path, v *strictjson.Value) {
+			if t := l.textSetting(f, p, v); t != nil {
+				l.s.Prompt.SystemPrompt = t
+			}
+		},
+		"appendSystemPrompt": func(l *loader, f File, p strictjson.Path, v *strictjson.Value) {
+			if t := l.textSetting(f, p, v); t != nil {
+				l.s.Prompt.AppendSystemPrompt = t
+			}
+		},
+		"instructions":    (*loader).instructions,
+		"autoCompact":     (*loader).autoCompact,
+		"autoCompactAt":   (*loader).autoCompactAt,
+		"models":          (*loader).models,
+		"sandbox":         (*loader).sandboxKeys,
+		"modelPrices":     (*loader).modelPrices,
+		"hooks":           (*loader).hooks,
+		"disableAllHooks": (*loader).disableAllHooks,
+	}
+})
 
 func (l *loader) servers(f File, p strictjson.Path, v *strictjson.Value) {
 	if v.Kind != strictjson.Object {

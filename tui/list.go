@@ -250,23 +250,3 @@ func (s *state) itemLine(l *listScreen, i, w int) screen.Line {
 	}
 	return truncLine(line, w)
 }
-
-// listHints are the footer hints of the list contexts
-// (docs/reference/keybindings.md, "Defaults").
-var listHints = map[keys.Context][]hintAction{
-	keys.ListPicker:        {{keys.ActSelect, "open"}, {keys.ActCancel, "cancel"}},
-	keys.MenuSelect:        {{keys.ActSelect, "choose"}, {keys.ActBack, "back"}},
-	keys.MultiSelect:       {{keys.ActToggle, "toggle"}, {keys.ActConfirm, "confirm"}, {keys.ActCancel, "cancel"}},
-	keys.BackgroundList:    {{keys.ActOpen, "open"}, {keys.ActClose, "close"}},
-	keys.BackgroundDetail:  {{keys.ActReturnToMain, "back"}},
-	keys.WorkspaceSwitcher: {{keys.ActSelect, "switch"}, {keys.ActAttach, "attach"}, {keys.ActClose, "close"}},
-	keys.TransportSettings: {{keys.ActToggle, "toggle"}, {keys.ActClose, "done"}},
-	keys.HistorySearch:     {{keys.ActNext, "older"}, {keys.ActCycleScope, "scope"}, {keys.ActInsert, "insert"}, {keys.ActExecute, "run"}, {keys.ActCancel, "cancel"}},
-	keys.ThemePicker:       {{keys.ActSelect, "save"}, {keys.ActToggleSyntax, "syntax"}, {keys.ActToggleMotion, "motion"}, {keys.ActCancel, "cancel"}},
-}
-
-func init() {
-	for c, hs := range listHints {
-		hintActions[c] = hs
-	}
-}

@@ -509,22 +509,34 @@ func tokens(n int) string {
 	return fmt.Sprintf("%.1fk tokens", float64(n)/1000)
 }
 
-// hintActions are the actions whose keys the footer shows, per context.
+// hintAction is an action whose key the footer shows, and its label.
 type hintAction struct {
 	a     keys.Action
 	label string
 }
 
-var hintActions = map[keys.Context][]hintAction{
-	keys.ChatInput:        {{keys.ActSubmit, "send"}, {keys.ActHistoryPrevious, "history"}},
-	keys.TextInput:        {{keys.ActSubmit, "send"}, {keys.ActCursorUp, "line up"}},
-	keys.Thinking:         {{keys.ActAbort, "abort"}},
-	keys.QueuedPrompt:     {{keys.ActCancel, "cancel queued"}},
-	keys.Recovery:         {{keys.ActRetry, "retry"}},
-	keys.AutocompleteMenu: {{keys.ActAccept, "complete"}, {keys.ActExecute, "run"}, {keys.ActClose, "close"}},
-	keys.PermissionPrompt: {{keys.ActAllowOnce, "allow once"}, {keys.ActAllowSession, "session"}, {keys.ActAllowProject, "project"}, {keys.ActDeny, "deny"}, {keys.ActConfirm, "choose"}},
-	keys.ConfirmPrompt:    {{keys.ActChooseYes, "yes"}, {keys.ActChooseNo, "no"}, {keys.ActConfirm, "choose"}},
-	keys.TextPrompt:       {{keys.ActSubmit, "submit"}, {keys.ActCancel, "cancel"}},
+// hintActions are the footer's hints per context, indexed by context: a
+// table laid out by the compiler, not built when the package initialises.
+// The list contexts' hints follow the others (docs/reference/keybindings.md, "Defaults").
+var hintActions = [keys.NumContexts][]hintAction{
+	keys.ChatInput:         {{keys.ActSubmit, "send"}, {keys.ActHistoryPrevious, "history"}},
+	keys.TextInput:         {{keys.ActSubmit, "send"}, {keys.ActCursorUp, "line up"}},
+	keys.Thinking:          {{keys.ActAbort, "abort"}},
+	keys.QueuedPrompt:      {{keys.ActCancel, "cancel queued"}},
+	keys.Recovery:          {{keys.ActRetry, "retry"}},
+	keys.AutocompleteMenu:  {{keys.ActAccept, "complete"}, {keys.ActExecute, "run"}, {keys.ActClose, "close"}},
+	keys.PermissionPrompt:  {{keys.ActAllowOnce, "allow once"}, {keys.ActAllowSession, "session"}, {keys.ActAllowProject, "project"}, {keys.ActDeny, "deny"}, {keys.ActConfirm, "choose"}},
+	keys.ConfirmPrompt:     {{keys.ActChooseYes, "yes"}, {keys.ActChooseNo, "no"}, {keys.ActConfirm, "choose"}},
+	keys.TextPrompt:        {{keys.ActSubmit, "submit"}, {keys.ActCancel, "cancel"}},
+	keys.ListPicker:        {{keys.ActSelect, "open"}, {keys.ActCancel, "cancel"}},
+	keys.MenuSelect:        {{keys.ActSelect, "choose"}, {keys.ActBack, "back"}},
+	keys.MultiSelect:       {{keys.ActToggle, "toggle"}, {keys.ActConfirm, "confirm"}, {keys.ActCancel, "cancel"}},
+	keys.BackgroundList:    {{keys.ActOpen, "open"}, {keys.ActClose, "close"}},
+	keys.BackgroundDetail:  {{keys.ActReturnToMain, "back"}},
+	keys.WorkspaceSwitcher: {{keys.ActSelect, "switch"}, {keys.ActAttach, "attach"}, {keys.ActClose, "close"}},
+	keys.TransportSettings: {{keys.ActToggle, "toggle"}, {keys.ActClose, "done"}},
+	keys.HistorySearch:     {{keys.ActNext, "older"}, {keys.ActCycleScope, "scope"}, {keys.ActInsert, "insert"}, {keys.ActExecute, "run"}, {keys.ActCancel, "cancel"}},
+	keys.ThemePicker:       {{keys.ActSelect, "save"}, {keys.ActToggleSyntax, "syntax"}, {keys.ActToggleMotion, "motion"}, {keys.ActCancel, "cancel"}},
 }
 
 // drawFooter shows the hints of the contexts in focus from the live
@@ -538,6 +550,9 @@ func (s *state) drawFooter(f *screen.Frame, y int) {
 	var parts []string
 	ctxs := s.contexts()
 	for i, c := range ctxs {
+		if int(c) >= len(hintActions) {
+			continue
+		}
 		for _, h := range hintActions[c] {
 			if c == keys.PermissionPrompt && s.perm != nil && s.perm.escalation() && (h.a == keys.ActAllowSession || h.a == keys.ActAllowProject) {
 				continue // an escalation is answered once or not at all

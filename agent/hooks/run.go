@@ -265,8 +265,21 @@ type hookOutput struct {
 	} `json:"hookSpecificOutput"`
 }
 
-var knownOutputFields = map[string]bool{"continue": true, "stopReason": true, "suppressOutput": true, "systemMessage": true, "decision": true, "reason": true, "hookSpecificOutput": true}
-var knownSpecificFields = map[string]bool{"hookEventName": true, "permissionDecision": true, "permissionDecisionReason": true, "updatedInput": true, "additionalContext": true, "decision": true}
+func knownOutputField(k string) bool {
+	switch k {
+	case "continue", "stopReason", "suppressOutput", "systemMessage", "decision", "reason", "hookSpecificOutput":
+		return true
+	}
+	return false
+}
+
+func knownSpecificField(k string) bool {
+	switch k {
+	case "hookEventName", "permissionDecision", "permissionDecisionReason", "updatedInput", "additionalContext", "decision":
+		return true
+	}
+	return false
+}
 
 // plainContext: the events whose plain stdout (exit 0, not JSON) is
 // context for the model.
@@ -400,7 +413,7 @@ func unknownFields(h *Handler, out string) []string {
 	}
 	var unknown []string
 	for k, v := range top {
-		if !knownOutputFields[k] {
+		if !knownOutputField(k) {
 			unknown = append(unknown, k)
 			continue
 		}
@@ -408,7 +421,7 @@ func unknownFields(h *Handler, out string) []string {
 			var sp map[string]json.RawMessage
 			if json.Unmarshal(v, &sp) == nil {
 				for sk := range sp {
-					if !knownSpecificFields[sk] {
+					if !knownSpecificField(sk) {
 						unknown = append(unknown, "hookSpecificOutput."+sk)
 					}
 				}

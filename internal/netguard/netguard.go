@@ -32,6 +32,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -100,45 +101,55 @@ func (e *RefusedError) Error() string {
 // are never followed.
 var ErrRedirect = errors.New("redirect not followed")
 
-var metadataAddrs = []netip.Addr{
-	netip.MustParseAddr("169.254.169.254"), // most clouds
-	netip.MustParseAddr("169.254.170.2"),   // container credential endpoints
-	netip.MustParseAddr("100.100.100.200"),
-	netip.MustParseAddr("fd00:ec2::254"),
-}
-
 func pfx(s string) netip.Prefix { return netip.MustParsePrefix(s) }
 
-var classes = []struct {
+// addrTables are the addresses and prefixes Classify compares with,
+// parsed on first use rather than when the package initialises (every
+// command pays for that; docs/performance.md, "Startup").
+var addrTables = sync.OnceValue(func() (t struct {
+	metadata []netip.Addr
+	classes  []classPrefix
+	nat64    netip.Prefix
+}) {
+	t.metadata = []netip.Addr{
+		netip.MustParseAddr("169.254.169.254"), // most clouds
+		netip.MustParseAddr("169.254.170.2"),   // container credential endpoints
+		netip.MustParseAddr("100.100.100.200"),
+		netip.MustParseAddr("fd00:ec2::254"),
+	}
+	t.classes = []classPrefix{
+		{pfx("0.0.0.0/32"), Unspecified},
+		{pfx("0.0.0.0/8"), Reserved},
+		{pfx("127.0.0.0/8"), Loopback},
+		{pfx("10.0.0.0/8"), Private},
+		{pfx("172.16.0.0/12"), Private},
+		{pfx("192.168.0.0/16"), Private},
+		{pfx("100.64.0.0/10"), CGNAT},
+		{pfx("169.254.0.0/16"), LinkLocal},
+		{pfx("192.0.0.0/24"), Reserved},
+		{pfx("192.0.2.0/24"), Reserved},
+		{pfx("198.18.0.0/15"), Reserved},
+		{pfx("198.51.100.0/24"), Reserved},
+		{pfx("203.0.113.0/24"), Reserved},
+		{pfx("224.0.0.0/4"), Multicast},
+		{pfx("240.0.0.0/4"), Reserved}, // includes 255.255.255.255
+		{pfx("::/128"), Unspecified},
+		{pfx("::1/128"), Loopback},
+		{pfx("fe80::/10"), LinkLocal},
+		{pfx("fec0::/10"), Private},
+		{pfx("fc00::/7"), UniqueLocal},
+		{pfx("ff00::/8"), Multicast},
+		{pfx("100::/64"), Reserved},
+		{pfx("2001:db8::/32"), Reserved},
+	}
+	t.nat64 = pfx("64:ff9b::/96")
+	return t
+})
+
+type classPrefix struct {
 	p netip.Prefix
 	c Class
-}{
-	{pfx("0.0.0.0/32"), Unspecified},
-	{pfx("0.0.0.0/8"), Reserved},
-	{pfx("127.0.0.0/8"), Loopback},
-	{pfx("10.0.0.0/8"), Private},
-	{pfx("172.16.0.0/12"), Private},
-	{pfx("192.168.0.0/16"), Private},
-	{pfx("100.64.0.0/10"), CGNAT},
-	{pfx("169.254.0.0/16"), LinkLocal},
-	{pfx("192.0.0.0/24"), Reserved},
-	{pfx("192.0.2.0/24"), Reserved},
-	{pfx("198.18.0.0/15"), Reserved},
-	{pfx("198.51.100.0/24"), Reserved},
-	{pfx("203.0.113.0/24"), Reserved},
-	{pfx("224.0.0.0/4"), Multicast},
-	{pfx("240.0.0.0/4"), Reserved}, // includes 255.255.255.255
-	{pfx("::/128"), Unspecified},
-	{pfx("::1/128"), Loopback},
-	{pfx("fe80::/10"), LinkLocal},
-	{pfx("fec0::/10"), Private},
-	{pfx("fc00::/7"), UniqueLocal},
-	{pfx("ff00::/8"), Multicast},
-	{pfx("100::/64"), Reserved},
-	{pfx("2001:db8::/32"), Reserved},
 }
-
-var nat64 = pfx("64:ff9b::/96")
 
 // unwrap returns the IPv4 address an IPv6 address carries, if any:
 // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and the NAT64
@@ -157,7 +168,7 @@ func unwrap(a netip.Addr) netip.Addr {
 				break
 			}
 		}
-		if (compat && !(b[12] == 0 && b[13] == 0 && b[14] == 0 && b[15] <= 1)) || nat64.Contains(a) {
+		if (compat && !(b[12] == 0 && b[13] == 0 && b[14] == 0 && b[15] <= 1)) || addrTables().nat64.Contains(a) {
 			return netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]})
 		}
 	}
@@ -167,12 +178,13 @@ func unwrap(a netip.Addr) netip.Addr {
 // Classify says which refused class an address falls in, or Public.
 func Classify(a netip.Addr) Class {
 	a = unwrap(a)
-	for _, m := range metadataAddrs {
+	t := addrTables()
+	for _, m := range t.metadata {
 		if a == m {
 			return Metadata
 		}
 	}
-	for _, c := range classes {
+	for _, c := range t.classes {
 		if c.p.Contains(a) {
 			return c.c
 		}

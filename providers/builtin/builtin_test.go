@@ -234,10 +234,15 @@ func TestModelPrice(t *testing.T) {
 	}
 	// Every priced model is in its provider's catalog, so that the price
 	// and the window describe the same model.
-	for id, list := range prices {
-		for _, m := range list {
-			if _, _, ok := ModelLimits(id, m.id); !ok {
-				t.Errorf("%s %s is priced but not in the catalog", id, m.id)
+	seen := map[string]bool{}
+	for _, p := range prices {
+		if seen[p.provider] {
+			t.Errorf("%s is listed twice", p.provider)
+		}
+		seen[p.provider] = true
+		for _, m := range p.models {
+			if _, _, ok := ModelLimits(p.provider, m.id); !ok {
+				t.Errorf("%s %s is priced but not in the catalog", p.provider, m.id)
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package keys
 
 import (
 	"bytes"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -210,8 +211,9 @@ func (d *Decoder) Feed(dst []Event, p []byte) []Event {
 		}
 		// Fast path: printable ASCII needs no sequence logic.
 		i := 0
+		ascii := asciiEvents()
 		for i < len(p) && p[i] >= 0x20 && p[i] < 0x7f {
-			dst = append(dst, asciiEvents[p[i]])
+			dst = append(dst, ascii[p[i]])
 			i++
 		}
 		p = p[i:]
@@ -288,12 +290,16 @@ const (
 	bel = 0x07
 )
 
-var asciiEvents = func() (t [0x80]Event) {
+// asciiEvents is made on first use, not when the package initialises:
+// commands that read no keys (most of the command line) do not pay for it
+// (docs/performance.md, "Startup").
+var asciiEvents = sync.OnceValue(func() *[0x80]Event {
+	var t [0x80]Event
 	for c := 0x20; c < 0x7f; c++ {
 		t[c] = Event{Kind: EventKey, Stroke: Stroke{Key: Key(c)}.Canonical(), Rune: rune(c)}
 	}
-	return
-}()
+	return &t
+})
 
 func keyEvent(k Key, m Mod) Event {
 	return Event{Kind: EventKey, Stroke: Stroke{Key: k, Mod: m}.Canonical()}
@@ -307,7 +313,7 @@ func decodeOne(b []byte, flush bool) (Event, int) {
 	c := b[0]
 	switch {
 	case c >= 0x20 && c < 0x7f:
-		return asciiEvents[c], 1
+		return asciiEvents()[c], 1
 	case c == esc:
 		return decodeEsc(b, flush)
 	case c < 0x20:

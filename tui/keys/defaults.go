@@ -1,6 +1,9 @@
 package keys
 
-import "strconv"
+import (
+	"strconv"
+	"sync"
+)
 
 // Context is a screen or widget of the terminal UI that has its own
 // bindings (docs/reference/keybindings.md, "Contexts").
@@ -155,13 +158,13 @@ var spec = [numContexts]contextSpec{
 	}},
 }
 
-var contextByName = func() map[string]Context {
+var contextByName = sync.OnceValue(func() map[string]Context {
 	m := make(map[string]Context, numContexts)
 	for c := range numContexts {
 		m[spec[c].name] = c
 	}
 	return m
-}()
+})
 
 // String returns the context's name as the file spells it (chat-input).
 func (c Context) String() string {
@@ -173,7 +176,7 @@ func (c Context) String() string {
 
 // ParseContext returns the context with this name.
 func ParseContext(name string) (Context, bool) {
-	c, ok := contextByName[name]
+	c, ok := contextByName()[name]
 	return c, ok
 }
 

@@ -3,6 +3,7 @@ package keys
 import (
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -71,8 +72,9 @@ var named = [keyLast - KeyEnter][2]string{
 
 // keyNames maps every accepted key name (lower case) to its key, aliases
 // included (docs/reference/keybindings.md, "Key strings"). "insert" is
-// absent on purpose.
-var keyNames = func() map[string]Key {
+// absent on purpose. Made on first use, as modNames (docs/performance.md,
+// "Startup").
+var keyNames = sync.OnceValue(func() map[string]Key {
 	m := map[string]Key{"return": KeyEnter, "esc": KeyEscape, "space": KeySpace, "plus": '+'}
 	for k := KeyEnter; k < keyLast; k++ {
 		if k != KeyInsert {
@@ -80,14 +82,16 @@ var keyNames = func() map[string]Key {
 		}
 	}
 	return m
-}()
+})
 
-var modNames = map[string]Mod{
-	"ctrl": ModCtrl, "control": ModCtrl,
-	"alt": ModAlt, "option": ModAlt,
-	"meta": ModMeta, "cmd": ModMeta, "command": ModMeta,
-	"shift": ModShift,
-}
+var modNames = sync.OnceValue(func() map[string]Mod {
+	return map[string]Mod{
+		"ctrl": ModCtrl, "control": ModCtrl,
+		"alt": ModAlt, "option": ModAlt,
+		"meta": ModMeta, "cmd": ModMeta, "command": ModMeta,
+		"shift": ModShift,
+	}
+})
 
 // IsNamed reports whether k is a named key (not a character).
 func (k Key) IsNamed() bool { return k >= KeyEnter && k < keyLast }
@@ -325,7 +329,7 @@ func parseStroke(s string) (Stroke, error) {
 		if p == "" {
 			return Stroke{}, parseError(`empty name around "+" (the + key is written plus)`)
 		}
-		m, ok := modNames[asciiLower(p)]
+		m, ok := modNames()[asciiLower(p)]
 		if !ok {
 			return Stroke{}, parseError("unknown modifier " + strconv.Quote(p) + " (modifiers: ctrl, alt, meta, shift)")
 		}
@@ -341,11 +345,11 @@ func parseStroke(s string) (Stroke, error) {
 		return Stroke{}, parseError(`missing key after "+" (the + key is written plus)`)
 	}
 	lower := asciiLower(keyPart)
-	if k, ok := keyNames[lower]; ok {
+	if k, ok := keyNames()[lower]; ok {
 		st.Key = k
 		return st, nil
 	}
-	if _, ok := modNames[lower]; ok {
+	if _, ok := modNames()[lower]; ok {
 		return Stroke{}, parseError(strconv.Quote(keyPart) + " is a modifier; a key must follow it")
 	}
 	r, size := utf8.DecodeRuneInString(keyPart)

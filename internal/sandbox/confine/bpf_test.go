@@ -3,7 +3,6 @@ package confine
 import (
 	"encoding/binary"
 	"fmt"
-	"sort"
 	"testing"
 )
 
@@ -160,13 +159,8 @@ func bpfCases(a *archInfo, s filterSpec) []bpfCase {
 // for every network mode and the Landlock ABIs that change it, through the
 // interpreter.
 func TestFilterEveryArch(t *testing.T) {
-	names := make([]string, 0, len(archs))
-	for n := range archs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, an := range names {
-		a := archs[an]
+	for _, a := range archs {
+		an := a.name
 		for _, nm := range []NetMode{NetNone, NetLoopback, NetHost} {
 			for _, uc := range []bool{false, true} {
 				for _, abi := range []int{0, 1, 2, 3, 5, 6, 7} {
@@ -210,18 +204,26 @@ func TestFilterEveryArch(t *testing.T) {
 // TestFilterCallsKnown: every call the filter names has a number on every
 // supported architecture (except those that only some have).
 func TestFilterCallsKnown(t *testing.T) {
-	for an, a := range archs {
+	for _, a := range archs {
+		an := a.name
 		for _, c := range filterCalls {
 			if _, ok := a.call(c); !ok {
 				t.Errorf("%s: no number for %s", an, c)
 			}
 		}
 		seen := map[uint32]string{}
-		for name, n := range a.nr {
-			if prev, dup := seen[n]; dup {
-				t.Errorf("%s: %s and %s share number %d", an, prev, name, n)
+		names := map[string]bool{}
+		for _, c := range a.nr {
+			if prev, dup := seen[c.nr]; dup {
+				t.Errorf("%s: %s and %s share number %d", an, prev, c.name, c.nr)
 			}
-			seen[n] = name
+			if names[c.name] {
+				t.Errorf("%s: %s is listed twice", an, c.name)
+			}
+			seen[c.nr], names[c.name] = c.name, true
+		}
+		if archNamed(an) != a {
+			t.Errorf("archNamed(%q) is not the table's entry", an)
 		}
 	}
 }

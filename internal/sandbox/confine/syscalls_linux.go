@@ -73,7 +73,7 @@ func dropCapabilities() error {
 
 // nativeArch is the architecture this binary runs on; nil where the filter
 // is not supported (the tier then has no seccomp layer).
-func nativeArch() *archInfo { return archs[runtime.GOARCH] }
+func nativeArch() *archInfo { return archNamed(runtime.GOARCH) }
 
 // installFilter installs the seccomp filter built for this architecture.
 func installFilter(p *Policy) error {
