@@ -1,6 +1,9 @@
 package confine
 
 import (
+	"bytes"
+	"errors"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -91,4 +94,52 @@ func FuzzDecodePolicy(f *testing.F) {
 			t.Fatalf("round trip: %+v / %+v %v", p, q, err)
 		}
 	})
+}
+
+// chunkReader returns its data a few bytes a read, then err.
+type chunkReader struct {
+	data []byte
+	n    int
+	err  error
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.data) == 0 {
+		return 0, c.err
+	}
+	n := copy(p, c.data[:min(len(c.data), c.n)])
+	c.data = c.data[n:]
+	return n, nil
+}
+
+// TestReadPolicy: the policy is read whole however the pipe hands it
+// over, at most one byte past maxPolicy, and a read error is returned.
+func TestReadPolicy(t *testing.T) {
+	big := bytes.Repeat([]byte("x"), maxPolicy+100)
+	for _, tc := range []struct {
+		name    string
+		data    []byte
+		chunk   int
+		err     error
+		wantLen int
+		wantErr bool
+	}{
+		{"empty", nil, 1, io.EOF, 0, false},
+		{"one read", []byte("path=/bin/true\x00"), 1 << 20, io.EOF, 15, false},
+		{"a byte a read", []byte("path=/bin/true\x00"), 1, io.EOF, 15, false},
+		{"larger than the first buffer", big[:40<<10], 4096, io.EOF, 40 << 10, false},
+		{"exactly the bound", big[:maxPolicy], 1 << 20, io.EOF, maxPolicy, false},
+		{"past the bound", big, 1 << 20, io.EOF, maxPolicy + 1, false},
+		{"an error", []byte("path="), 2, errors.New("broken"), 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := readPolicy(&chunkReader{data: tc.data, n: tc.chunk, err: tc.err})
+			if (err != nil) != tc.wantErr || len(got) != tc.wantLen {
+				t.Fatalf("len %d, err %v; want len %d, error %v", len(got), err, tc.wantLen, tc.wantErr)
+			}
+			if err == nil && !bytes.Equal(got, tc.data[:tc.wantLen]) {
+				t.Fatal("the bytes differ")
+			}
+		})
+	}
 }

@@ -3,7 +3,6 @@ package confine
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"strings"
@@ -56,7 +55,7 @@ func helperMain() int {
 	if in == nil || status == nil {
 		return fail("policy", errors.New("not started by the agent (no policy pipe)"))
 	}
-	data, err := io.ReadAll(io.LimitReader(in, maxPolicy+1))
+	data, err := readPolicy(in)
 	in.Close()
 	if err != nil {
 		return fail("policy", err)
