@@ -187,6 +187,7 @@ func sandboxRun(ctx context.Context, e *env, mode string, args []string) error {
 		cmd.Env = box.Env(os.Environ(), keys)
 		return cmd
 	}
+	<-signalsReady // a Ctrl-C from now on reaches the command, not an agent gone
 	run, err := box.Start(build, sbox.Request{Label: "sandbox run", Command: strings.Join(args, " "), Profile: prof,
 		Guard: prof.Mode == sbox.WorkspaceWrite, Early: early})
 	if err != nil {

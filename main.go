@@ -82,8 +82,12 @@ func main() {
 	// SIGINT, SIGTERM and SIGHUP (the terminal closed) end the command
 	// as an interruption: it winds down and cleans up (exit 130).
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
+		// Installed off the main goroutine: each signal is a round trip to
+		// the runtime's signal thread, which agent sandbox run's start need
+		// not wait for (it waits before its command starts: signalsReady).
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+		close(signalsReady)
 		<-sigs
 		cancel(errInterrupted)
 		// A second signal while shutting down exits at once, after the
@@ -98,6 +102,10 @@ func main() {
 	sbox.EndEarly() // a helper started for a command line that did not run
 	os.Exit(code)
 }
+
+// signalsReady is closed once SIGINT, SIGTERM and SIGHUP are caught: a
+// command that starts a child the agent must pass them on to waits for it.
+var signalsReady = make(chan struct{})
 
 // catchFatalSignals makes every other signal whose default is to end the
 // process end it that way after the last-resort cleanups (a token file is
