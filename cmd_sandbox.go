@@ -126,9 +126,10 @@ func sandboxCheck(e *env) error {
 
 func sandboxRunCommand() *command {
 	return &command{
-		path:     "sandbox run",
-		synopsis: "[--mode MODE] -- COMMAND [ARGS...]",
-		summary:  "run one command confined, as the Bash tool would",
+		path:         "sandbox run",
+		signalsLater: true,
+		synopsis:     "[--mode MODE] -- COMMAND [ARGS...]",
+		summary:      "run one command confined, as the Bash tool would",
 		help: `Runs COMMAND in this workspace with the sandbox of its settings (or --mode), its
 standard streams connected, and prints what the sandbox refused and restored on stderr.
 The exit code is the command's; 125 when the sandbox could not be set up (the command

@@ -45,6 +45,10 @@ type command struct {
 	summary  string
 	help     string // paragraphs shown by --help
 	build    func(f *flagSet) func(ctx context.Context, e *env, args []string) error
+	// signalsLater: the command waits for signalsReady itself, before it
+	// starts anything a signal must reach; any other runs once the
+	// signals are caught.
+	signalsLater bool
 }
 
 // commands is the command table. Only commands that work are listed.
@@ -85,7 +89,8 @@ func main() {
 	go func() {
 		// Installed off the main goroutine: each signal is a round trip to
 		// the runtime's signal thread, which agent sandbox run's start need
-		// not wait for (it waits before its command starts: signalsReady).
+		// not wait for (it waits before its command starts); every other
+		// command waits before it runs (run: signalsReady).
 		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 		close(signalsReady)
 		<-sigs
@@ -169,6 +174,9 @@ func run(ctx context.Context, args []string, s stdio) int {
 		if herr := checkHome(e.home); herr != nil && cmd.path != "version" && cmd.path != "help" {
 			err = herr
 		} else {
+			if !cmd.signalsLater {
+				<-signalsReady
+			}
 			err = runFn(ctx, e, operands)
 		}
 	}
