@@ -266,29 +266,29 @@ func (l *loader) file(f File, root *strictjson.Value) {
 	}
 }
 
+// userOnly reads a key that only user settings may set; elsewhere it is
+// ignored, with a diagnostic that names what it would allow.
+func userOnly(what string, read func(l *loader, f File, p strictjson.Path, v *strictjson.Value)) func(l *loader, f File, p strictjson.Path, v *strictjson.Value) {
+	return func(l *loader, f File, p strictjson.Path, v *strictjson.Value) {
+		if f.Scope != User {
+			l.diag(f.Path, p, "ignored: only user settings may allow %s", what)
+			return
+		}
+		read(l, f, p, v)
+	}
+}
+
 // topLevelKeys reads each top-level key of a settings file
 // (docs/reference/settings.md).
 var topLevelKeys = sync.OnceValue(func() map[string]func(l *loader, f File, p strictjson.Path, v *strictjson.Value) {
 	return map[string]func(l *loader, f File, p strictjson.Path, v *strictjson.Value){
-		"mcpServers": (*loader).servers,
-		"mcpHeaderHelpers": func(l *loader, f File, p strictjson.Path, v *strictjson.Value) {
-			if f.Scope != User {
-				l.diag(f.Path, p, "ignored: only user settings may allow a header helper (move the list to ~/.agent/settings.json)")
-				return
-			}
-			l.headerHelpers(f, p, v)
-		},
-		"mcp": (*loader).mcp,
-		"mcpAllowedNetworks": func(l *loader, f File, p strictjson.Path, v *strictjson.Value) {
-			if f.Scope != User {
-				l.diag(f.Path, p, "ignored: only user settings may allow extra networks")
-				return
-			}
-			l.allowedNetworks(f, p, v)
-		},
-		"permissions":  (*loader).permissions,
-		"defaultModel": (*loader).defaultModel,
-		"providers":    (*loader).providers,
+		"mcpServers":         (*loader).servers,
+		"mcpHeaderHelpers":   userOnly("a header helper (move the list to ~/.agent/settings.json)", (*loader).headerHelpers),
+		"mcp":                (*loader).mcp,
+		"mcpAllowedNetworks": userOnly("extra networks", (*loader).allowedNetworks),
+		"permissions":        (*loader).permissions,
+		"defaultModel":       (*loader).defaultModel,
+		"providers":          (*loader).providers,
 		"systemPrompt": func(l *loader, f File, p strictjson.Path, v *strictjson.Value) {
 			if t := l.textSetting(f, p, v); t != nil {
 				l.s.Prompt.SystemPrompt = t
