@@ -86,13 +86,15 @@ func main() {
 	// SIGINT, SIGTERM and SIGHUP (the terminal closed) end the command
 	// as an interruption: it winds down and cleans up (exit 130).
 	sigs := make(chan os.Signal, 1)
+	ready := make(chan struct{})
+	signalsReady = ready
 	go func() {
 		// Installed off the main goroutine: each signal is a round trip to
 		// the runtime's signal thread, which agent sandbox run's start need
 		// not wait for (it waits before its command starts); every other
 		// command waits before it runs (run: signalsReady).
 		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-		close(signalsReady)
+		close(ready)
 		<-sigs
 		cancel(errInterrupted)
 		// A second signal while shutting down exits at once, after the
@@ -110,7 +112,13 @@ func main() {
 
 // signalsReady is closed once SIGINT, SIGTERM and SIGHUP are caught: a
 // command that starts a child the agent must pass them on to waits for it.
-var signalsReady = make(chan struct{})
+// main replaces it before it runs a command; closed from the start, so
+// that run called without main (the tests) does not wait.
+var signalsReady = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // catchFatalSignals makes every other signal whose default is to end the
 // process end it that way after the last-resort cleanups (a token file is
