@@ -181,8 +181,10 @@ func helperFor(cmd *exec.Cmd, ns, netns bool) (*helperStart, error) {
 			// the new namespace, so the exec keeps only what is ambient:
 			// what it needs there (mounts, the loopback interface,
 			// emptying the bounding set, and the maps). It drops them
-			// all before the command's exec.
-			attr.Cloneflags |= syscall.CLONE_NEWUSER
+			// all before the command's exec. And as it waits for no maps
+			// from the agent, it is started with vfork all the same
+			// (early.start says why).
+			attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_VM | syscall.CLONE_VFORK
 			h.userns = true
 			attr.AmbientCaps = []uintptr{capSysAdmin, capNetAdmin, capSetPcap}
 		}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"os/exec"
 	"syscall"
 	"testing"
 
@@ -37,6 +38,25 @@ func TestEarlyModesAgree(t *testing.T) {
 				t.Errorf("early.Wanted(%q) = %v; ParseMode(%q) = %v, %v", args, got, name, m, ok)
 			}
 		}
+	}
+}
+
+// TestHelperVforks: the helper is started with vfork in a user namespace
+// too (syscall.ForkExec would fork: the page tables copied, and a fault at
+// the agent's next write to each page); without one, ForkExec vforks by
+// itself. Both branches run: as root here, unprivileged in CI.
+func TestHelperVforks(t *testing.T) {
+	h, err := helperFor(exec.Command("true"), true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.closeAll()
+	fl := h.cmd.SysProcAttr.Cloneflags
+	if fl&syscall.CLONE_NEWUSER != 0 != h.userns || h.userns == mountsAllowed() {
+		t.Fatalf("flags %#x, userns %v, mountsAllowed %v", fl, h.userns, mountsAllowed())
+	}
+	if h.userns && fl&(syscall.CLONE_VM|syscall.CLONE_VFORK) != syscall.CLONE_VM|syscall.CLONE_VFORK {
+		t.Errorf("a helper in a user namespace is forked: flags %#x", fl)
 	}
 }
 
