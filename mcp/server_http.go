@@ -102,6 +102,7 @@ type HTTPHandler struct {
 
 	mu       sync.Mutex
 	sessions map[string]*serveSession
+	closed   bool // set by Close: no stream call joins calls after it (its Wait)
 }
 
 // serveSession is one session of a session-based client. Its context
@@ -163,6 +164,12 @@ func (s *Server) HTTPHandler(opts HTTPServeOptions) *HTTPHandler {
 // Close cancels every running call (their answers go out as errors, or
 // not at all when the client is gone). Idempotent.
 func (h *HTTPHandler) Close() error {
+	// The HTTP server may still take requests: a stream started from now
+	// on runs its calls (cancelled at once) without joining calls, whose
+	// Add must not race the Wait below.
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
 	h.cancel()
 	// The calls of resumable streams run apart from their request, which
 	// the HTTP server's shutdown waits for: wait for them here (they have

@@ -132,6 +132,10 @@ func (h *HTTPHandler) startStream(s *serveSession, reqs, first []*jsonrpc.Messag
 	s.streams[es.num] = es
 	s.active += len(reqs) // the calls keep the session alive
 	es.running = len(reqs)
+	tracked := !h.closed // Close waits for these calls (HTTPHandler.closed)
+	if tracked {
+		h.calls.Add(len(reqs))
+	}
 	h.pruneStreamsLocked(s, h.opts.Now())
 	h.mu.Unlock()
 	if s.conn.negotiated() >= Version20251125 {
@@ -150,9 +154,10 @@ func (h *HTTPHandler) startStream(s *serveSession, reqs, first []*jsonrpc.Messag
 				es.message(n)
 			}
 		})
-		h.calls.Add(1)
 		go func() {
-			defer h.calls.Done()
+			if tracked {
+				defer h.calls.Done()
+			}
 			res, err := run(nctx, m)
 			cancel()
 			es.message(serveResponse(m.ID, res, err))

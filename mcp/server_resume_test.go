@@ -287,6 +287,40 @@ func TestResumeCancellation(t *testing.T) {
 	}
 }
 
+// TestStreamsDuringClose: requests that start streams while Close runs,
+// and after it, end (cancelled) without a panic. The race it guards
+// against (a stream's calls joining Close's WaitGroup while Close waits)
+// has a window too narrow to hit on demand; HTTPHandler.closed rules it
+// out by construction.
+func TestStreamsDuringClose(t *testing.T) {
+	rig := newResumeRig(t, Version20251125, 0)
+	rig.tgt.started, rig.tgt.cancelled = make(chan struct{}, 64), make(chan struct{}, 64)
+	call := func(id int) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"agent_submit","arguments":{"prompt":"p"}}}`, id)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rig.srv.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", rig.sid)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() { call(100 + i) })
+	}
+	start := time.Now()
+	rig.h.Close()
+	wg.Wait()
+	call(200)
+	if d := time.Since(start); d > 8*time.Second {
+		t.Errorf("the calls took %v to end after Close", d)
+	}
+}
+
 // TestCloseWaitsForStreamCalls: a stream's call outlives its request;
 // Close cancels it and returns once it has returned.
 func TestCloseWaitsForStreamCalls(t *testing.T) {
