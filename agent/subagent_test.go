@@ -423,6 +423,28 @@ func TestCustomCommandMentionsAreText(t *testing.T) {
 	}
 }
 
+// TestCustomCommandMentionMarks: a file holding NUL past the 8 KiB that
+// readMention looks at (here the very mark of the next file) is binary,
+// not attached; each file lands in its own place once; the prompt holds
+// no NUL, from the body either.
+func TestCustomCommandMentionMarks(t *testing.T) {
+	m := &routeModel{}
+	m.answer = func(chatReq) string { return sseText("ok") }
+	c, _, _ := startWith(t, m, "", StartOptions{}, func(home, ws string) {
+		writeFile(t, filepath.Join(ws, "a.txt"), strings.Repeat("x", 9000)+"\x001\x00")
+		writeFile(t, filepath.Join(ws, "b.txt"), "BEE")
+		writeFile(t, filepath.Join(ws, ".agent", "commands", "two.md"), "First @a.txt then @b.txt\x00.\n")
+	})
+	req, _, err := c.CommandTurn(context.Background(), "/two", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(req.Prompt, "@a.txt [not attached: it is a binary file]") || strings.Count(req.Prompt, "BEE") != 1 ||
+		strings.Contains(req.Prompt, "\x00") || strings.Contains(req.Prompt, "xxxx") {
+		t.Errorf("prompt:\n%q", req.Prompt)
+	}
+}
+
 // TestChildTools: a built-in agent takes what the session has of its
 // tools (no WebFetch: Explore still starts); a definition's missing tool
 // refuses the spawn; disallowedTools removes a named tool and leaves a

@@ -8,6 +8,7 @@ package agent
 // Skill tool or /name.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -170,6 +171,7 @@ func rulesOf(entries []string) []config.Rule {
 func (c *WorkspaceSession) expand(ctx context.Context, body string, allow []config.Rule) string {
 	var files []string
 	total := 0
+	body = strings.ReplaceAll(body, "\x00", "") // NUL marks the files below
 	body = extend.Mentions(body, func(p string) string {
 		files = append(files, c.mentionText(p, len(files), &total))
 		return fileMark(len(files) - 1)
@@ -179,20 +181,23 @@ func (c *WorkspaceSession) expand(ctx context.Context, body string, allow []conf
 			args, _ := json.Marshal(map[string]string{"command": cmd, "description": "a custom command's !`command`"})
 			t := &Turn{ID: c.Session.ID() + "/command", Req: TurnRequest{Allow: allow}, ctx: ctx}
 			r := c.Session.callTool(ctx, t, providers.ToolCall{ID: "command", Name: "Bash", Arguments: args}, false)
-			out := r.Content
+			out := strings.ReplaceAll(r.Content, "\x00", "") // no mark of a file
 			if len(out) > maxBangOutput {
 				out = quote.PrefixN(out, maxBangOutput) + "\n[output cut]"
 			}
 			if r.IsError {
 				return fmt.Sprintf("[!`%s` did not run: %s]", cmd, out)
 			}
-			return strings.ReplaceAll(out, "\x00", "") // no mark of a file
+			return out
 		})
 	}
+	// One pass: a file's text is not searched again for the marks after
+	// it.
+	marks := make([]string, 0, 2*len(files))
 	for i, f := range files {
-		body = strings.Replace(body, fileMark(i), f, 1)
+		marks = append(marks, fileMark(i), f)
 	}
-	return body
+	return strings.NewReplacer(marks...).Replace(body)
 }
 
 // fileMark holds a mentioned file's place in a body until the commands
@@ -221,7 +226,7 @@ func (c *WorkspaceSession) mentionText(p string, n int, total *int) string {
 	switch {
 	case why == "" && *total+len(data) > maxMentionTotal:
 		why = "the files attached to this prompt would exceed 1 MiB"
-	case why == "" && !utf8.Valid(data):
+	case why == "" && (!utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0):
 		why = "it is a binary file"
 	}
 	if why != "" {
