@@ -90,6 +90,11 @@ func (l *debugLog) Logf(source, format string, args ...any) {
 		}
 	}
 	if l.written+len(line) > maxDebugLog {
+		if l.written >= maxDebugLog {
+			// Full already (a resumed session's log that said so once).
+			l.failed = true
+			return
+		}
 		io.WriteString(l.w, l.now().UTC().Format(time.RFC3339Nano)+" agent the debug log reached its bound; later lines are dropped\n") //nolint:errcheck // best effort
 		l.failed = true
 		return
