@@ -189,6 +189,9 @@ func sandboxRun(ctx context.Context, e *env, mode string, args []string) error {
 		return cmd
 	}
 	<-signalsReady // a Ctrl-C from now on reaches the command, not an agent gone
+	if ctx.Err() != nil {
+		return ctx.Err() // interrupted while setting up: the command does not start
+	}
 	run, err := box.Start(build, sbox.Request{Label: "sandbox run", Command: strings.Join(args, " "), Profile: prof,
 		Guard: prof.Mode == sbox.WorkspaceWrite, Early: early})
 	if err != nil {

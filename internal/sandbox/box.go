@@ -48,10 +48,11 @@ type Box struct {
 	cache string // private per-workspace build caches
 	guard *Guard
 
-	mu      sync.Mutex
-	sup     Support
-	noticed map[string]bool
-	closed  bool
+	mu        sync.Mutex
+	sup       Support
+	noticed   map[string]bool
+	closed    bool
+	spareOnce sync.Once
 }
 
 // Record is what is recorded of one confined spawn, guard check or
@@ -117,11 +118,15 @@ func safeName(id string) string {
 	return id
 }
 
-// spares is how many emptied private folders closed boxes leave for the
-// next boxes to take: where folders live on ext4, a rename costs a fifth
-// of the mkdir it replaces, and a third of the rmdir (docs/performance.md,
-// "Sandbox"). Their names start with a dot, which no box ID gives.
-const spares = 4
+// spares is how many fresh private folders are kept ready for the next
+// boxes: where folders live on ext4, the rename that takes one costs a
+// fifth of the mkdir it replaces (docs/performance.md, "Sandbox"). A spare
+// is made new, in the background while a command runs (refillSpares),
+// never a folder a box used: a process a command left running keeps its
+// folder (its working directory, its Landlock rule), and must not reach
+// another session's files through it. Their names start with a dot, which
+// no box ID gives.
+const spares = 2
 
 func spareName(tmp string, i int) string {
 	return filepath.Join(filepath.Dir(tmp), ".spare-"+strconv.Itoa(i))
@@ -129,10 +134,17 @@ func spareName(tmp string, i int) string {
 
 // makeTmp makes the private folder tmp, mode 0700: one left by a box of
 // the same ID (a process that ended without closing its box) is kept, a
-// spare is taken where there is one, and a new one made otherwise.
+// spare is taken where there is one, and a new one made otherwise. What is
+// taken is an empty folder of this user's, never a link or a file.
 func makeTmp(tmp string) error {
-	if fi, err := os.Lstat(tmp); err == nil && fi.IsDir() {
-		return nil
+	if fi, err := os.Lstat(tmp); err == nil {
+		if fi.IsDir() && securefile.OwnedByMe(fi) {
+			return os.Chmod(tmp, 0o700)
+		}
+		// A link or a file where the folder goes: gone, not followed.
+		if err := os.Remove(tmp); err != nil {
+			return err
+		}
 	}
 	for i := 0; i < spares; i++ {
 		if os.Rename(spareName(tmp, i), tmp) != nil {
@@ -140,46 +152,59 @@ func makeTmp(tmp string) error {
 		}
 		// Only this user writes the folder the spares are in; still, what
 		// was taken must be an empty folder of this user's, mode 0700.
-		if fi, err := os.Lstat(tmp); err == nil && fi.IsDir() && securefile.OwnedByMe(fi) {
+		if fi, err := os.Lstat(tmp); err == nil && fi.IsDir() && securefile.OwnedByMe(fi) && fi.Mode().Perm() == 0o700 {
 			if f, err := os.Open(tmp); err == nil {
 				names, _ := f.Readdirnames(1)
 				f.Close()
-				if len(names) == 0 && (fi.Mode().Perm() == 0o700 || os.Chmod(tmp, 0o700) == nil) {
+				if len(names) == 0 {
 					return nil
 				}
 			}
 		}
-		os.RemoveAll(tmp)
+		if err := removeTmp(tmp); err != nil {
+			return err
+		}
 		break
 	}
-	if err := os.Mkdir(tmp, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+	if err := os.Mkdir(tmp, 0o700); err != nil {
 		return err
 	}
 	return nil
 }
 
-// emptyTmp removes what the private folder holds, and reports whether it
-// is empty now.
-func emptyTmp(tmp string) bool {
-	f, err := os.Open(tmp)
-	if err != nil {
-		return false
-	}
-	names, err := f.Readdirnames(-1)
-	f.Close()
-	if err != nil {
-		return false
-	}
-	for _, n := range names {
-		if os.RemoveAll(filepath.Join(tmp, n)) != nil {
-			return false
-		}
-	}
-	return true
+// refillSpares makes the spares that are missing, once per box: fresh
+// folders no process has been given (a confined command cannot reach
+// them: they are not among its folders, and ~/.agent is denied to it).
+func (b *Box) refillSpares() {
+	b.spareOnce.Do(func() {
+		go func() {
+			for i := 0; i < spares; i++ {
+				sp := spareName(b.tmp, i)
+				if _, err := os.Lstat(sp); errors.Is(err, fs.ErrNotExist) {
+					os.Mkdir(sp, 0o700)
+				}
+			}
+		}()
+	})
 }
 
-// Close empties the private temporary folder and leaves it as a spare
-// for the next box (makeTmp), or removes it; idempotent.
+// removeTmp removes a private folder and what it holds (a link at its
+// place, not what it leads to), opening up the read-only folders a
+// command may have left.
+func removeTmp(tmp string) error {
+	if os.RemoveAll(tmp) == nil {
+		return nil
+	}
+	filepath.WalkDir(tmp, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(tmp)
+}
+
+// Close removes the private temporary folder (sandbox.md §3); idempotent.
 func (b *Box) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -187,25 +212,7 @@ func (b *Box) Close() error {
 		return nil
 	}
 	b.closed = true
-	if emptyTmp(b.tmp) {
-		for i := 0; i < spares; i++ {
-			sp := spareName(b.tmp, i)
-			if _, err := os.Lstat(sp); errors.Is(err, fs.ErrNotExist) && os.Rename(b.tmp, sp) == nil {
-				return nil
-			}
-		}
-	}
-	if os.RemoveAll(b.tmp) == nil {
-		return nil
-	}
-	// A command left read-only folders behind: open them up first.
-	filepath.WalkDir(b.tmp, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(b.tmp)
+	return removeTmp(b.tmp)
 }
 
 // Support is what the machine offers, as this box has learned it.
@@ -376,6 +383,7 @@ func (b *Box) start(build func() *exec.Cmd, req Request, probe bool) (*Run, erro
 		}
 		r.Cmd, r.early, r.pol = cmd, h.early, pol
 		r.tier = b.Support().Tier()
+		b.refillSpares() // while the command runs: off the start's path
 		return r, nil
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // nsState is what the first spawn (or probe) with namespaces learned, for
@@ -264,12 +265,35 @@ func (e *Early) wait() error {
 	if e.state != nil || e.err != nil {
 		return e.err
 	}
+	// Once the process is reaped its pid, and so its group's, may be
+	// another's: no signal goes to it after that (reaped, under mu).
+	var mu sync.Mutex
+	reaped := false
+	signal := func(sig syscall.Signal) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !reaped {
+			syscall.Kill(-e.pid, sig)
+		}
+	}
+	var kill *time.Timer
 	stop := context.AfterFunc(e.ctx, func() {
-		syscall.Kill(-e.pid, syscall.SIGINT)
-		time.AfterFunc(waitDelay, func() { syscall.Kill(-e.pid, syscall.SIGKILL) })
+		signal(syscall.SIGINT)
+		mu.Lock()
+		if !reaped {
+			kill = time.AfterFunc(waitDelay, func() { signal(syscall.SIGKILL) })
+		}
+		mu.Unlock()
 	})
 	defer stop()
-	e.state, e.err = e.proc.Wait()
+	// The reap itself is held off while a signal goes out (wait4 after
+	// waitid's WNOWAIT, as os does).
+	e.state, e.err = e.waitReaped(&mu, &reaped)
+	mu.Lock()
+	if kill != nil {
+		kill.Stop()
+	}
+	mu.Unlock()
 	select {
 	case <-e.copied:
 	case <-time.After(waitDelay):
@@ -281,6 +305,24 @@ func (e *Early) wait() error {
 		e.err = &exec.ExitError{ProcessState: e.state}
 	}
 	return e.err
+}
+
+// waitReaped waits until the process has ended, sets *reaped under mu
+// (from then on no signal goes to its pid), and reaps it. Until the reap
+// the pid stays the ended process's, so a signal sent before is harmless.
+func (e *Early) waitReaped(mu *sync.Mutex, reaped *bool) (*os.ProcessState, error) {
+	const pPID, wNOWAIT = 1, 0x1000000
+	var info [128]byte // siginfo_t
+	for {
+		_, _, en := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(e.pid), uintptr(unsafe.Pointer(&info[0])), syscall.WEXITED|wNOWAIT, 0, 0)
+		if en != syscall.EINTR {
+			break // on another error, Wait below says it
+		}
+	}
+	mu.Lock()
+	*reaped = true
+	mu.Unlock()
+	return e.proc.Wait()
 }
 
 // take returns the early helper when it started in the namespaces pol
@@ -371,7 +413,7 @@ type errnoError struct {
 func (e *errnoError) Error() string { return e.msg }
 func (e *errnoError) Unwrap() error { return e.errno }
 
-// reap waits for a helper that failed or was abandoned.
+// reap waits for a helper that failed, or that ended untaken (end).
 func (h *helperStart) reap() {
 	if h.early != nil {
 		h.early.wait()

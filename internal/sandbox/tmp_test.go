@@ -3,7 +3,10 @@ package sandbox
 import (
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // newTmpBox makes a box of ID id in home, without starting anything.
@@ -29,45 +32,94 @@ func entries(t *testing.T, dir string) []string {
 	return names
 }
 
-// TestTmpSpares: a closed box leaves its private folder emptied as a
-// spare, which the next box takes as its own (empty, mode 0700); what
-// cannot be a spare is never taken as one.
+// TestTmpSpares: a closed box's private folder is removed, never handed
+// on (a process its command left running keeps it); the spares the next
+// boxes take are fresh folders made while a command runs, empty, mode
+// 0700; what cannot be a spare is never taken as one.
 func TestTmpSpares(t *testing.T) {
-	t.Run("emptied, left and taken", func(t *testing.T) {
+	inode := func(t *testing.T, p string) uint64 {
+		t.Helper()
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Ino
+	}
+	waitSpares := func(t *testing.T, dir string) []string {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			var got []string
+			for _, n := range entries(t, dir) {
+				if strings.HasPrefix(n, ".spare-") {
+					got = append(got, n)
+				}
+			}
+			if len(got) == spares || time.Now().After(deadline) {
+				return got
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	t.Run("a closed box's folder is removed, not handed on", func(t *testing.T) {
 		home := t.TempDir()
 		a := newTmpBox(t, home, "a")
 		os.WriteFile(filepath.Join(a.TmpDir(), "f"), []byte("secret"), 0o600)
 		os.MkdirAll(filepath.Join(a.TmpDir(), "d", "e"), 0o755)
-		os.Chmod(a.TmpDir(), 0o777)
 		a.Close()
 		tmpRoot := filepath.Dir(a.TmpDir())
-		if got := entries(t, tmpRoot); len(got) != 1 || got[0] != ".spare-0" {
+		if got := entries(t, tmpRoot); len(got) != 0 {
 			t.Fatalf("after Close: %q", got)
-		}
-		if got := entries(t, filepath.Join(tmpRoot, ".spare-0")); len(got) != 0 {
-			t.Fatalf("the spare holds %q", got)
 		}
 		b := newTmpBox(t, home, "b")
 		defer b.Close()
-		fi, err := os.Lstat(b.TmpDir())
-		if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 || len(entries(t, b.TmpDir())) != 0 {
-			t.Fatalf("the new box's folder: %v %v", fi, err)
-		}
-		if got := entries(t, tmpRoot); len(got) != 1 || got[0] != "b" {
-			t.Fatalf("after the second New: %q", got)
+		if got := entries(t, b.TmpDir()); len(got) != 0 {
+			t.Fatalf("the new box's folder holds %q", got)
 		}
 	})
-	t.Run("at most a few spares", func(t *testing.T) {
+	t.Run("fresh spares, made while a box works, taken by the next", func(t *testing.T) {
 		home := t.TempDir()
-		var boxes []*Box
-		for _, id := range []string{"a", "b", "c", "d", "e", "f"} {
-			boxes = append(boxes, newTmpBox(t, home, id))
+		a := newTmpBox(t, home, "a")
+		a.refillSpares()
+		tmpRoot := filepath.Dir(a.TmpDir())
+		got := waitSpares(t, tmpRoot)
+		if len(got) != spares {
+			t.Fatalf("spares: %q", got)
 		}
-		for _, b := range boxes {
-			b.Close()
+		for _, n := range got {
+			fi, err := os.Lstat(filepath.Join(tmpRoot, n))
+			if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 || len(entries(t, filepath.Join(tmpRoot, n))) != 0 {
+				t.Fatalf("spare %s: %v %v", n, fi, err)
+			}
 		}
-		if got := entries(t, filepath.Dir(boxes[0].TmpDir())); len(got) != spares {
-			t.Fatalf("%d boxes closed left %q", len(boxes), got)
+		spare := inode(t, filepath.Join(tmpRoot, ".spare-0"))
+		a.Close()
+		b := newTmpBox(t, home, "b")
+		defer b.Close()
+		if inode(t, b.TmpDir()) != spare {
+			t.Fatal("the new box made a folder instead of taking the spare")
+		}
+		b.refillSpares()
+		if got := waitSpares(t, tmpRoot); len(got) != spares {
+			t.Fatalf("after a refill: %q", got)
+		}
+	})
+	t.Run("a link where the box's folder goes", func(t *testing.T) {
+		home := t.TempDir()
+		first := newTmpBox(t, home, "first") // makes the folders
+		first.Close()
+		target := filepath.Join(home, "victim")
+		os.MkdirAll(target, 0o700)
+		os.WriteFile(filepath.Join(target, "keep"), []byte("x"), 0o600)
+		os.Symlink(target, filepath.Join(filepath.Dir(first.TmpDir()), "b"))
+		b := newTmpBox(t, home, "b")
+		fi, err := os.Lstat(b.TmpDir())
+		if err != nil || !fi.IsDir() {
+			t.Fatalf("the box's folder: %v %v", fi, err)
+		}
+		b.Close()
+		if got := entries(t, target); len(got) != 1 {
+			t.Fatalf("the link's target holds %q", got)
 		}
 	})
 	t.Run("a folder that cannot be emptied is removed", func(t *testing.T) {

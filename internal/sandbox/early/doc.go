@@ -5,7 +5,7 @@
 // and its helper's (docs/performance.md, "Sandbox"). Started from main,
 // the helper would begin its own start only once the agent's packages have
 // initialised; started from this package's init, which imports little (os,
-// syscall) and so runs among the first, the two starts overlap, and so do
+// sync, syscall, unsafe) and so runs among the first, the two starts overlap, and so do
 // the helper's start and the agent's reading of its settings. The package
 // reads the command line, starts the helper with the namespaces the
 // machine's support calls for and the default network mode, and keeps it
