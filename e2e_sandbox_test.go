@@ -1082,8 +1082,8 @@ func TestE2ESandboxRunEarlyHelper(t *testing.T) {
 }
 
 // TestE2ESandboxRunLeavesNoChild: a helper started at init for a command
-// line that is then refused (a bad mode, a bad flag, no HOME, settings
-// that do not parse, settings that turn the sandbox off) is ended and
+// line that is then refused (a bad flag, no HOME, a relative one) or not
+// used (settings that do not parse, settings that turn the sandbox off) is ended and
 // waited for; nothing is left to the process that adopts orphans. That
 // process is a child test process of its own (reaperTestEnv): in this
 // one, a child another test started and has not yet waited for would be
@@ -1104,8 +1104,12 @@ func TestE2ESandboxRunLeavesNoChild(t *testing.T) {
 		t.Skip(e)
 	}
 	s := newSandbox(t)
-	s.run("", "sandbox", "run", "--mode", "yolo", "--", "true")
-	s.run("", "sandbox", "run", "--bogus", "--", "true")
+	s.run("", "sandbox", "run", "--bogus", "--", "true") // a helper started, then a usage error
+	s.Env = []string{"HOME="}
+	s.run("", "sandbox", "run", "--", "true")
+	s.Env = []string{"HOME=rel"}
+	s.run("", "sandbox", "run", "--", "true")
+	s.Env = nil
 	s.write("~/.agent/settings.json", `{bad`)
 	s.run("", "sandbox", "run", "--", "true")
 	s.write("~/.agent/settings.json", `{"sandbox": {"mode": "danger-full-access"}}`)

@@ -226,17 +226,17 @@ func Start(ctx context.Context, opts StartOptions) (*WorkspaceSession, error) {
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
-	home := opts.Home
+	home, from := opts.Home, "the home folder"
 	if home == "" {
-		home, _ = lookup("HOME")
-		if home == "" {
+		home, from = "", "HOME"
+		if home, _ = lookup("HOME"); home == "" {
 			return nil, errors.New("HOME is not set: the user directory ~/.agent cannot be found")
 		}
 	}
 	if !filepath.IsAbs(home) {
 		// ~/.agent would be under the working directory: the workspace
 		// could then write the user's grants and settings.
-		return nil, fmt.Errorf("the home folder %q is not an absolute path: the user directory ~/.agent cannot be found", quote.V(home))
+		return nil, fmt.Errorf("%s is %q, not an absolute path: the user directory ~/.agent cannot be found", from, quote.V(home))
 	}
 	ws := opts.Workspace
 	if ws == "" {

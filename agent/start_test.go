@@ -65,8 +65,8 @@ func TestStartRefusesBadHome(t *testing.T) {
 		name, home, env, want string
 	}{
 		{"no home", "", "", "HOME is not set"},
-		{"a relative HOME", "", "rel", `"rel" is not an absolute path`},
-		{"a relative home in the options", "./rel", "", `"./rel" is not an absolute path`},
+		{"a relative HOME", "", "rel", `HOME is "rel", not an absolute path`},
+		{"a relative home in the options", "./rel", "", `the home folder is "./rel", not an absolute path`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lookup := func(k string) (string, bool) {

@@ -2,7 +2,6 @@ package config
 
 import (
 	"strconv"
-	"sync"
 
 	"agent/internal/strictjson"
 )
@@ -49,11 +48,15 @@ type HookHandler struct {
 	Unsupported string
 }
 
-// hookFields are the handler fields read; the others Claude Code knows
-// are reported as not supported.
-var hookLaterFields = sync.OnceValue(func() map[string]bool {
-	return map[string]bool{"async": true, "once": true, "if": true, "shell": true, "model": true, "prompt": true, "url": true, "headers": true, "asyncRewake": true}
-})
+// hookLaterField reports the handler fields Claude Code knows that are
+// not supported here (reported as such).
+func hookLaterField(k string) bool {
+	switch k {
+	case "async", "once", "if", "shell", "model", "prompt", "url", "headers", "asyncRewake":
+		return true
+	}
+	return false
+}
 
 func (l *loader) hooks(f File, p strictjson.Path, v *strictjson.Value) {
 	if v.Kind != strictjson.Object {
@@ -169,7 +172,7 @@ func (l *loader) hookHandler(f File, p strictjson.Path, h *strictjson.Value) (Ho
 			hh.FailClosed = m.Value.Bool
 		default:
 			ok = true
-			if hookLaterFields()[m.Key] {
+			if hookLaterField(m.Key) {
 				l.diag(f.Path, p.Key(m.Key), "not supported here; ignored")
 			} else {
 				l.diag(f.Path, p.Key(m.Key), "unknown key; ignored")

@@ -329,7 +329,6 @@ func parseSandboxProfile(v *strictjson.Value, p strictjson.Path, home, workspace
 	return prof, probs
 }
 
-// within reports whether p is dir or below it.
 // realWithin reports whether p leads inside dir (a real path) as its links
 // resolve; a path that cannot be resolved does not.
 func realWithin(p, dir string) bool {
@@ -337,6 +336,7 @@ func realWithin(p, dir string) bool {
 	return err == nil && within(real, dir)
 }
 
+// within reports whether p is dir or below it.
 func within(p, dir string) bool {
 	return p == dir || dir != "" && strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }

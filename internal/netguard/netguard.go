@@ -106,11 +106,8 @@ func pfx(s string) netip.Prefix { return netip.MustParsePrefix(s) }
 // addrTables are the addresses and prefixes Classify compares with,
 // parsed on first use rather than when the package initialises (every
 // command pays for that; docs/performance.md, "Startup").
-var addrTables = sync.OnceValue(func() (t struct {
-	metadata []netip.Addr
-	classes  []classPrefix
-	nat64    netip.Prefix
-}) {
+var addrTables = sync.OnceValue(func() *addrTable {
+	t := &addrTable{}
 	t.metadata = []netip.Addr{
 		netip.MustParseAddr("169.254.169.254"), // most clouds
 		netip.MustParseAddr("169.254.170.2"),   // container credential endpoints
@@ -145,6 +142,12 @@ var addrTables = sync.OnceValue(func() (t struct {
 	t.nat64 = pfx("64:ff9b::/96")
 	return t
 })
+
+type addrTable struct {
+	metadata []netip.Addr
+	classes  []classPrefix
+	nat64    netip.Prefix
+}
 
 type classPrefix struct {
 	p netip.Prefix

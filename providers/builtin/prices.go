@@ -57,6 +57,7 @@ func ModelPrice(id, model string) (Price, bool) {
 	for _, p := range prices {
 		if p.provider == id {
 			list = p.models
+			break
 		}
 	}
 	for i, m := range list {
