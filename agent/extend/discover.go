@@ -60,18 +60,24 @@ type root struct {
 // but a project's link must stay inside the workspace (a link to
 // ~/.ssh/id_rsa must not become a prompt). Not, with the reason.
 func (r root) follow(p string) (fs.FileInfo, string) {
+	_, fi, why := r.resolve(p)
+	return fi, why
+}
+
+// resolve is follow that also returns where the link leads.
+func (r root) resolve(p string) (string, fs.FileInfo, string) {
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
-		return nil, "a link that leads nowhere"
+		return "", nil, "a link that leads nowhere"
 	}
 	if r.inside != "" && real != r.inside && !strings.HasPrefix(real, strings.TrimSuffix(r.inside, "/")+"/") {
-		return nil, "a link out of the workspace"
+		return "", nil, "a link out of the workspace"
 	}
 	fi, err := os.Stat(real)
 	if err != nil {
-		return nil, "a link that leads nowhere"
+		return "", nil, "a link that leads nowhere"
 	}
-	return fi, ""
+	return real, fi, ""
 }
 
 // roots lists the folders of kind ("agents", "commands", "skills"), of
@@ -213,39 +219,72 @@ func readBody(path string) (string, error) {
 // listMarkdown lists the .md files under dir (recursively when deep), in
 // name order, with their folder below dir ("" at the top).
 func listMarkdown(r root, deep bool, c *Catalog) []mdFile {
-	dir := r.dir
 	var out []mdFile
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p != dir {
-				c.Problems = append(c.Problems, fmt.Sprintf("%s: %v", p, unwrap(err)))
-			}
+	// The folder itself, and (deep) a folder in it, may be a link: walked
+	// where it leads, as a link to a file is read (WalkDir follows none).
+	type walk struct{ dir, folder string }
+	todo := []walk{{r.dir, ""}}
+	if fi, err := os.Lstat(r.dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		real, fi, why := r.resolve(r.dir)
+		switch {
+		case why != "":
+			c.Problems = append(c.Problems, fmt.Sprintf("%s: %s; skipped", r.dir, why))
+			return nil
+		case !fi.IsDir():
 			return nil
 		}
-		if d.IsDir() {
-			if p != dir && (!deep || strings.HasPrefix(d.Name(), ".")) {
-				return filepath.SkipDir
-			}
-			return nil
+		todo[0].dir = real
+	}
+	seen := map[string]bool{}
+	for len(todo) > 0 && len(seen) < maxEntries {
+		w := todo[0]
+		todo = todo[1:]
+		if seen[w.dir] {
+			continue // a loop of links
 		}
-		if !strings.HasSuffix(d.Name(), ".md") || len(out) >= maxEntries {
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			if _, why := r.follow(p); why != "" {
-				c.Problems = append(c.Problems, fmt.Sprintf("%s: %s; skipped", p, why))
+		seen[w.dir] = true
+		err := filepath.WalkDir(w.dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if p != w.dir {
+					c.Problems = append(c.Problems, fmt.Sprintf("%s: %v", p, unwrap(err)))
+				}
 				return nil
 			}
+			rel, _ := filepath.Rel(w.dir, filepath.Dir(p))
+			folder := filepath.ToSlash(filepath.Join(w.folder, rel))
+			if folder == "." {
+				folder = ""
+			}
+			if d.IsDir() {
+				if p != w.dir && (!deep || strings.HasPrefix(d.Name(), ".")) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			link := d.Type()&fs.ModeSymlink != 0
+			if link && deep && !strings.HasSuffix(d.Name(), ".md") && !strings.HasPrefix(d.Name(), ".") {
+				if real, fi, why := r.resolve(p); why == "" && fi.IsDir() {
+					todo = append(todo, walk{real, filepath.ToSlash(filepath.Join(folder, d.Name()))})
+				} else if why != "" {
+					c.Problems = append(c.Problems, fmt.Sprintf("%s: %s; skipped", p, why))
+				}
+				return nil
+			}
+			if !strings.HasSuffix(d.Name(), ".md") || len(out) >= maxEntries {
+				return nil
+			}
+			if link {
+				if _, why := r.follow(p); why != "" {
+					c.Problems = append(c.Problems, fmt.Sprintf("%s: %s; skipped", p, why))
+					return nil
+				}
+			}
+			out = append(out, mdFile{path: p, folder: folder, name: strings.TrimSuffix(d.Name(), ".md")})
+			return nil
+		})
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			c.Problems = append(c.Problems, fmt.Sprintf("%s: %v", w.dir, unwrap(err)))
 		}
-		rel, _ := filepath.Rel(dir, filepath.Dir(p))
-		if rel == "." {
-			rel = ""
-		}
-		out = append(out, mdFile{path: p, folder: filepath.ToSlash(rel), name: strings.TrimSuffix(d.Name(), ".md")})
-		return nil
-	})
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		c.Problems = append(c.Problems, fmt.Sprintf("%s: %v", dir, unwrap(err)))
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if (out[i].folder == "") != (out[j].folder == "") {

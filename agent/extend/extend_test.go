@@ -391,3 +391,38 @@ func TestLinkedDefinitions(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkedDefinitionFolders: a definition folder that is itself a link
+// (a dotfile manager's ~/.agent/commands), and a linked folder inside a
+// commands folder, are read where they lead; a project's linked folder
+// out of the workspace is skipped with the reason; a loop of links ends.
+func TestLinkedDefinitionFolders(t *testing.T) {
+	ws, home, dots := t.TempDir(), t.TempDir(), t.TempDir()
+	write(t, dots, map[string]string{
+		"cmds/top.md":       "---\ndescription: top\n---\nTop.\n",
+		"more/deep.md":      "---\ndescription: deep\n---\nDeep.\n",
+		"agents/helper.md":  "---\nname: helper\ndescription: helps\n---\nHelp.\n",
+		"outside/secret.md": "---\ndescription: secret\n---\nSECRET\n",
+	})
+	link := func(target, at string) {
+		os.MkdirAll(filepath.Dir(at), 0o755)
+		if err := os.Symlink(target, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link(filepath.Join(dots, "cmds"), filepath.Join(home, ".agent", "commands"))
+	link(filepath.Join(dots, "more"), filepath.Join(dots, "cmds", "sub"))
+	link(filepath.Join(dots, "cmds"), filepath.Join(dots, "more", "loop"))
+	link(filepath.Join(dots, "agents"), filepath.Join(home, ".agent", "agents"))
+	link(filepath.Join(dots, "outside"), filepath.Join(ws, ".agent", "commands"))
+	c := Discover(Options{Workspace: ws, Home: home, Trusted: true})
+	if c.Command("top") == nil || c.Command("sub:deep") == nil || c.Agent("helper") == nil {
+		t.Fatalf("linked folders not read: commands %v, problems %q", c.Commands, c.Problems)
+	}
+	if c.Command("secret") != nil {
+		t.Fatal("a project's linked folder out of the workspace was read")
+	}
+	if p := strings.Join(c.Problems, "\n"); !strings.Contains(p, "commands: a link out of the workspace; skipped") {
+		t.Errorf("problems:\n%s", p)
+	}
+}
