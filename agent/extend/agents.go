@@ -33,6 +33,9 @@ type Agent struct {
 	Fatal    bool
 	// Shadowed names the definition that wins over this one ("").
 	Shadowed string
+	// inside is where a project's file must still lead when it is read
+	// (root.inside); "" for the user's.
+	inside string
 }
 
 // PromptText is the definition's body, read from its file at each spawn
@@ -42,7 +45,7 @@ func (a *Agent) PromptText() (string, error) {
 	if a.Prompt != "" || a.Builtin || a.File == "" || a.Scope == "flag" {
 		return a.Prompt, nil
 	}
-	body, err := readBody(a.File)
+	body, err := readBody(a.File, a.inside)
 	if err != nil {
 		return "", err
 	}
@@ -73,6 +76,7 @@ func discoverAgents(o Options, c *Catalog) []*Agent {
 	for _, r := range roots(o, "agents") {
 		for _, f := range listMarkdown(r, false, c) {
 			a := readAgent(f.path, r.scope)
+			a.inside = r.inside
 			for _, prev := range out {
 				// A definition that cannot be used replaces nothing (a
 				// broken Explore.md leaves the built-in Explore).

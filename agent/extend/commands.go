@@ -23,6 +23,9 @@ type Command struct {
 	Fatal        bool
 	// Shadowed names the command that takes this one's plain name ("").
 	Shadowed string
+	// inside is where a project's file must still lead when it is read
+	// (root.inside); "" for the user's.
+	inside string
 }
 
 // Usable reports whether the command can run (by one of its names).
@@ -38,7 +41,7 @@ func (c *Command) Label() string {
 }
 
 // Body reads the command's body (its file is read now, not at discovery).
-func (c *Command) Body() (string, error) { return readBody(c.File) }
+func (c *Command) Body() (string, error) { return readBody(c.File, c.inside) }
 
 var commandKeys = []string{"description", "argument-hint", "allowed-tools", "model", "disable-model-invocation"}
 
@@ -48,6 +51,7 @@ func discoverCommands(o Options, cat *Catalog) []*Command {
 	for _, r := range roots(o, "commands") {
 		for _, f := range listMarkdown(r, true, cat) {
 			c := readCommand(f, r.scope)
+			c.inside = r.inside
 			if prev := taken[c.Name]; prev != nil {
 				// The plain name stays with the first (project over
 				// user; the top folder first); this one is reachable as

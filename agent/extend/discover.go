@@ -201,8 +201,19 @@ func readFront(path string) (front, error) {
 
 // readBody reads a file whole (at most the front matter's room plus
 // MaxBody) and returns its body after the front matter.
-func readBody(path string) (string, error) {
-	data, err := securefile.ReadFile(path, MaxBody+headRead)
+func readBody(path, inside string) (string, error) {
+	from := path
+	if inside != "" {
+		// A project's file found inside the workspace may have become a
+		// link out of it since (a command can make one): judged again,
+		// and read where it was judged to lead.
+		real, _, why := (root{inside: inside}).resolve(path)
+		if why != "" {
+			return "", fmt.Errorf("%s: %s", path, why)
+		}
+		from = real
+	}
+	data, err := securefile.ReadFile(from, MaxBody+headRead)
 	if errors.Is(err, securefile.ErrTooLarge) {
 		return "", fmt.Errorf("%s: the body is over %d KiB", path, MaxBody>>10)
 	}

@@ -426,3 +426,33 @@ func TestLinkedDefinitionFolders(t *testing.T) {
 		t.Errorf("problems:\n%s", p)
 	}
 }
+
+// TestProjectLinkAfterDiscovery: a project's command, skill or agent file
+// replaced after discovery by a link out of the workspace (a command can
+// make one) is not read through it.
+func TestProjectLinkAfterDiscovery(t *testing.T) {
+	ws, home, dots := t.TempDir(), t.TempDir(), t.TempDir()
+	write(t, dots, map[string]string{"secret": "SECRET"})
+	write(t, ws, map[string]string{
+		".agent/commands/c.md":     "---\ndescription: c\n---\nC.\n",
+		".agent/skills/s/SKILL.md": "---\nname: s\ndescription: s\n---\nS.\n",
+		".agent/agents/a.md":       "---\nname: a\ndescription: a\n---\nA.\n",
+	})
+	c := Discover(Options{Workspace: ws, Home: home, Trusted: true})
+	cmd, sk, ag := c.Command("c"), c.Skill("s"), c.Agent("a")
+	if cmd == nil || sk == nil || ag == nil {
+		t.Fatalf("not discovered: %q", c.Problems)
+	}
+	for _, f := range []string{".agent/commands/c.md", ".agent/skills/s/SKILL.md", ".agent/agents/a.md"} {
+		p := filepath.Join(ws, f)
+		os.Remove(p)
+		if err := os.Symlink(filepath.Join(dots, "secret"), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, read := range map[string]func() (string, error){"command": cmd.Body, "skill": sk.Body, "agent": ag.PromptText} {
+		if body, err := read(); err == nil || strings.Contains(body, "SECRET") || !strings.Contains(err.Error(), "out of the workspace") {
+			t.Errorf("%s: %q %v", name, body, err)
+		}
+	}
+}

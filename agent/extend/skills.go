@@ -21,13 +21,16 @@ type Skill struct {
 	Problems          []Problem
 	Fatal             bool
 	Shadowed          string
+	// inside is where a project's file must still lead when it is read
+	// (root.inside); "" for the user's.
+	inside string
 }
 
 // Usable reports whether the skill can be invoked.
 func (s *Skill) Usable() bool { return !s.Fatal && s.Shadowed == "" }
 
 // Body reads SKILL.md's body.
-func (s *Skill) Body() (string, error) { return readBody(s.File) }
+func (s *Skill) Body() (string, error) { return readBody(s.File, s.inside) }
 
 var skillKeys = []string{"name", "description", "allowed-tools", "argument-hint", "license", "metadata", "model", "disable-model-invocation", "user-invocable"}
 
@@ -72,6 +75,7 @@ func discoverSkills(o Options, cat *Catalog) []*Skill {
 				continue
 			}
 			s := readSkill(dir, file, e.Name(), r.scope)
+			s.inside = r.inside
 			if prev := taken[s.Name]; prev != nil {
 				s.Shadowed = prev.File
 			} else if s.Usable() {
