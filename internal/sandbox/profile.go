@@ -46,10 +46,12 @@ var DefaultDenyRead = []string{
 }
 
 // DefaultProtected are the paths under the workspace that a confined
-// command may not change (docs/sandbox.md, "Protected paths"). The git
+// command may not change (docs/sandbox.md, "Protected paths"): sandbox.md
+// §2's list, and .agents, whose skills/ the agent also loads as
+// instructions (agent-core.md, "Skills"). The git
 // folder's hooks and configuration are found where git keeps them (a
 // worktree's common folder), see gitPaths.
-var DefaultProtected = []string{".agent", ".compat", ".mcp.json", ".vscode", ".idea", ".envrc", ".gitmodules"}
+var DefaultProtected = []string{".agent", ".agents", ".compat", ".mcp.json", ".vscode", ".idea", ".envrc", ".gitmodules"}
 
 // DeviceFiles are the /dev/null class of devices every mode may read and
 // write.
