@@ -24,14 +24,6 @@ var ErrSetup = errors.New("sandbox setup failed")
 // Is makes errors.Is(err, ErrSetup) true for a SetupError.
 func (e *SetupError) Is(target error) bool { return target == ErrSetup }
 
-// Capabilities the helper keeps in its namespaces
-// (include/uapi/linux/capability.h).
-const (
-	capSetPcap  = 8
-	capNetAdmin = 12
-	capSysAdmin = 21
-)
-
 // errNamespaces: the namespaces could not be made or set up; nothing ran,
 // and the spawn is tried again without them.
 var errNamespaces = errors.New("namespaces unavailable")

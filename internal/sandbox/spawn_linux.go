@@ -164,33 +164,14 @@ func helperFor(cmd *exec.Cmd, ns, netns bool) (*helperStart, error) {
 	cmd.Err = nil // exec.Command's lookup in the agent's PATH: describe
 	cmd.Path = "/proc/self/exe"
 	cmd.Args = []string{"agent-sandbox"}
-	// One P and no collector: the helper lives for a millisecond.
-	cmd.Env = []string{confine.EnvVar + "=1", "GOMAXPROCS=1", "GOGC=off"}
+	cmd.Env = early.HelperEnv()
 	cmd.Dir = ""
 	cmd.ExtraFiles = []*os.File{h.policyR, h.statusW}
-	attr := &syscall.SysProcAttr{Setsid: true}
-	if h.ns {
-		attr.Cloneflags = syscall.CLONE_NEWNS
-		if h.netns {
-			attr.Cloneflags |= syscall.CLONE_NEWNET
-		}
-		if !mountsAllowed() {
-			// Anyone else needs a user namespace to own the others.
-			// The helper maps its IDs itself (confine.mapIDs): with the
-			// maps left to the agent, the child would wait for the agent
-			// to write them before its exec. Until then it is nobody in
-			// the new namespace, so the exec keeps only what is ambient:
-			// what it needs there (mounts, the loopback interface,
-			// emptying the bounding set, and the maps). It drops them
-			// all before the command's exec. And as it waits for no maps
-			// from the agent, it is started with vfork all the same
-			// (early.start says why).
-			attr.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_VM | syscall.CLONE_VFORK
-			h.userns = true
-			attr.AmbientCaps = []uintptr{capSysAdmin, capNetAdmin, capSetPcap}
-		}
-	}
-	cmd.SysProcAttr = attr
+	// Anyone but root holding CAP_SYS_ADMIN needs a user namespace to own
+	// the others; the helper maps its IDs itself (confine.mapIDs), so it
+	// need not wait for the agent before its exec.
+	h.userns = h.ns && !mountsAllowed()
+	cmd.SysProcAttr = early.HelperAttr(h.ns, h.netns, h.userns)
 	return h, nil
 }
 

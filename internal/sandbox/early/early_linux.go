@@ -205,24 +205,10 @@ func start(ns, userns bool) *Helper {
 		closeAll(policy[:], status[:])
 		return nil
 	}
-	sys := &syscall.SysProcAttr{Setsid: true}
-	if ns {
-		sys.Cloneflags = syscall.CLONE_NEWNS
-		if userns {
-			// vfork, as without a user namespace: syscall.ForkExec forks
-			// whenever one is asked for, since a child whose ID maps the
-			// parent writes must wait for them, but the helper writes its
-			// own (docs/design.md, "The helper maps its own IDs"). A fork
-			// copies the agent's page tables and makes its next write to
-			// each page a fault: 0.5 ms of every unprivileged start.
-			sys.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_VM | syscall.CLONE_VFORK
-			sys.AmbientCaps = []uintptr{capSysAdmin, capNetAdmin, capSetPcap}
-		}
-	}
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{"agent-sandbox"}, &syscall.ProcAttr{
-		Env:   []string{helperEnv + "=1", "GOMAXPROCS=1", "GOGC=off"},
+		Env:   HelperEnv(),
 		Files: []uintptr{0, 1, uintptr(stderr[1]), uintptr(policy[0]), uintptr(status[1])},
-		Sys:   sys,
+		Sys:   HelperAttr(ns, false, userns),
 	})
 	syscall.Close(policy[0])
 	syscall.Close(status[1])
@@ -232,6 +218,39 @@ func start(ns, userns bool) *Helper {
 		return nil
 	}
 	return &Helper{Pid: pid, PolicyW: policy[1], StatusR: status[0], StderrR: stderr[0], NS: ns, UserNS: ns && userns}
+}
+
+// HelperEnv is the helper's whole environment: the mode's variable, one
+// P and no collector (it lives for a millisecond). The command's own is
+// in its policy.
+func HelperEnv() []string { return []string{helperEnv + "=1", "GOMAXPROCS=1", "GOGC=off"} }
+
+// HelperAttr is how every helper is started, here at init and by the
+// sandbox package's spawns alike: a session of its own; in new mount (and,
+// with netns, network) namespaces when ns; inside a user namespace that
+// owns them when userns, holding as ambient only what it needs there
+// (mounts, the loopback interface, emptying the bounding set, its ID
+// maps), all dropped before the command's exec.
+func HelperAttr(ns, netns, userns bool) *syscall.SysProcAttr {
+	sys := &syscall.SysProcAttr{Setsid: true}
+	if !ns {
+		return sys
+	}
+	sys.Cloneflags = syscall.CLONE_NEWNS
+	if netns {
+		sys.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	if userns {
+		// vfork, as without a user namespace: syscall.ForkExec forks
+		// whenever one is asked for, since a child whose ID maps the
+		// parent writes must wait for them, but the helper writes its own
+		// (docs/design.md, "The helper maps its own IDs"). A fork copies
+		// the agent's page tables and makes its next write to each page a
+		// fault: 0.5 ms of every unprivileged start.
+		sys.Cloneflags |= syscall.CLONE_NEWUSER | syscall.CLONE_VM | syscall.CLONE_VFORK
+		sys.AmbientCaps = []uintptr{capSysAdmin, capNetAdmin, capSetPcap}
+	}
+	return sys
 }
 
 func closeAll(fds ...[]int) {
