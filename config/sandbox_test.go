@@ -51,6 +51,7 @@ func TestSandboxSettings(t *testing.T) {
 		{"a project removes escalation", files{"project": `{"sandbox":{"allowUnsandboxedCommands":false}}`}, with(func(w *want) { w.unsbx = false }), nil},
 		{"a project cannot bring escalation back", files{"user": `{"sandbox":{"allowUnsandboxedCommands":false}}`, "local": `{"sandbox":{"allowUnsandboxedCommands":true}}`},
 			with(func(w *want) { w.unsbx = false }), []string{"$.sandbox.allowUnsandboxedCommands: ignored"}},
+		{"a project repeats the user's loose value, unsaid", files{"user": `{"sandbox":{"autoAllowBashIfSandboxed":true}}`, "project": `{"sandbox":{"autoAllowBashIfSandboxed":true,"allowUnsandboxedCommands":true}}`}, def, nil},
 		{"a bool not a bool", files{"user": `{"sandbox":{"enabled":"yes"}}`}, def, []string{"$.sandbox.enabled: expected true or false, found string"}},
 		{"sandbox not an object", files{"user": `{"sandbox":true}`}, def, []string{"$.sandbox: expected an object {enabled, mode, "}},
 		{"an unknown key", files{"user": `{"sandbox":{"enable":true}}`}, def, []string{"$.sandbox.enable: unknown key"}},
