@@ -364,12 +364,7 @@ func TestLinkedDefinitions(t *testing.T) {
 		"skill/SKILL.md": "---\nname: outside\ndescription: outside\n---\nSECRET\n",
 	})
 	write(t, ws, map[string]string{".agent/commands/inside-target.md": "---\ndescription: in\n---\nIn.\n", ".agent/skills/real/x": ""})
-	link := func(target, at string) {
-		os.MkdirAll(filepath.Dir(at), 0o755)
-		if err := os.Symlink(target, at); err != nil {
-			t.Fatal(err)
-		}
-	}
+	link := func(target, at string) { symlink(t, target, at) }
 	link(filepath.Join(dots, "reviewer.md"), filepath.Join(home, ".agent", "agents", "reviewer.md"))
 	link(filepath.Join(dots, "deploy.md"), filepath.Join(home, ".compat", "commands", "deploy.md"))
 	link(filepath.Join(dots, "pdf"), filepath.Join(home, ".agent", "skills", "pdf"))
@@ -404,12 +399,7 @@ func TestLinkedDefinitionFolders(t *testing.T) {
 		"agents/helper.md":  "---\nname: helper\ndescription: helps\n---\nHelp.\n",
 		"outside/secret.md": "---\ndescription: secret\n---\nSECRET\n",
 	})
-	link := func(target, at string) {
-		os.MkdirAll(filepath.Dir(at), 0o755)
-		if err := os.Symlink(target, at); err != nil {
-			t.Fatal(err)
-		}
-	}
+	link := func(target, at string) { symlink(t, target, at) }
 	link(filepath.Join(dots, "cmds"), filepath.Join(home, ".agent", "commands"))
 	link(filepath.Join(dots, "more"), filepath.Join(dots, "cmds", "sub"))
 	link(filepath.Join(dots, "cmds"), filepath.Join(dots, "more", "loop"))
@@ -454,5 +444,14 @@ func TestProjectLinkAfterDiscovery(t *testing.T) {
 		if body, err := read(); err == nil || strings.Contains(body, "SECRET") || !strings.Contains(err.Error(), "out of the workspace") {
 			t.Errorf("%s: %q %v", name, body, err)
 		}
+	}
+}
+
+// symlink makes a link at at to target, and the folders on the way.
+func symlink(t *testing.T, target, at string) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(at), 0o755)
+	if err := os.Symlink(target, at); err != nil {
+		t.Fatal(err)
 	}
 }
