@@ -21,7 +21,7 @@
 // sandbox run starts its helper at init").
 //
 // Around the spawn, a Box keeps what one session shares: the private
-// TMPDIR (emptied at Close and left as a spare for the next box), the
+// TMPDIR (removed at Close; fresh ones are made ahead as spares), the
 // private build caches, the environment scrubbing, the guard of
 // the protected paths (checked after every command, restored and
 // quarantined where the kernel could not refuse a change) and the records.
